@@ -1,0 +1,40 @@
+# Two commands: `make demo` and `make test`. Both create .venv when missing and reinstall only when
+# pyproject.toml changed (the stamp file records the last install).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.evalkit-installed
+
+.PHONY: demo test setup lint typecheck unit clean help
+
+help:
+	@echo "make demo   set up .venv and run every shipped suite offline"
+	@echo "make test   set up .venv, then ruff, mypy and pytest (notebooks included)"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[notebooks,dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/evalkit validate goldens/
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

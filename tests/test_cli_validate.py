@@ -1,0 +1,86 @@
+"""`evalkit validate` on the command line: located messages, exit codes, nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# ten different faults, one per line (the first line is valid)
+TEN_FAULTS = [
+    json.dumps({"id": "ok-1", "input": "fine", "expected": "x", "grader": "exact"}),
+    '{"id": "bad-json", "input": "oops",',  # 1 invalid JSON
+    json.dumps({"input": "no id", "expected": "x", "grader": "exact"}),  # 2 missing id
+    json.dumps({"id": "ok-1", "input": "dup", "expected": "x", "grader": "exact"}),  # 3 duplicate id
+    json.dumps({"id": "g", "input": "q", "expected": "x", "grader": "fuzzy"}),  # 4 unknown grader
+    json.dumps({"id": "k", "input": "q", "checks": [{"kind": "vibes"}]}),  # 5 unknown check
+    json.dumps({"id": "m", "input": "q", "expected_exact": "a", "rubric": "b"}),  # 6 mixed blog keys
+    json.dumps({"id": "r", "input": "q", "rubric": []}),  # 7 empty rubric
+    json.dumps({"id": "f", "input": "q", "must_contain": []}),  # 8 empty fact list
+    json.dumps({"id": "t", "input": "q", "checks": [{"kind": "max_words", "limit": "150"}]}),  # 9 wrong type
+    json.dumps(
+        {"id": "u", "input": "q", "expected": "x", "grader": "exact", "colour": "red"}
+    ),  # 10 unknown key
+]
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+def test_ten_faults_give_ten_located_messages_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "faulty.jsonl"
+    path.write_text("\n".join(TEN_FAULTS) + "\n", encoding="utf-8")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = run("validate", str(path))
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.startswith(str(path) + ":")]
+    assert len(lines) == 10, proc.stderr
+    located = sorted(int(line.split(":")[1]) for line in lines)
+    assert located == list(range(2, 12))
+    for needle in [
+        "invalid JSON",
+        "id: required",
+        "duplicate id 'ok-1' (first used on line 1)",
+        "unknown grader",
+        "unknown check kind 'vibes'",
+        "exactly one of",
+        "rubric:",
+        "must_contain:",
+        "limit:",
+        "colour: unknown key",
+    ]:
+        assert needle in proc.stderr, needle
+    assert "nothing was written" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_valid_suite_prints_version_and_counts(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.jsonl"
+    rows = [
+        {"id": "a", "input": "q", "expected": "x", "grader": "exact", "slice": "s1"},
+        {"id": "b", "category": "s2", "input": "q", "must_contain": ["x"]},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = run("validate", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "2 cases" in proc.stdout and "s1 1, s2 1" in proc.stdout
+    assert "version " in proc.stdout
+
+
+def test_missing_path_and_no_arguments() -> None:
+    proc = run("validate", "does/not/exist")
+    assert proc.returncode == 2 and "not found" in proc.stderr
+    assert run().returncode == 2
+    assert "validate" in run("--help").stdout
+
+
+def test_shipped_goldens_are_valid() -> None:
+    proc = run("validate", "goldens/")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count(": ok") >= 1
