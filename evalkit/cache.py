@@ -1,0 +1,775 @@
+"""A content-addressed on-disk cache of Claude API responses.
+
+Every request the toolkit sends (a model call, a judge call) can be answered from the cache, so a rerun costs
+nothing and returns exactly what the first run saw. Entries are plain, pretty-printed JSON files, so a team can
+commit the cache to git and replay judged evals in CI without an API key (``mode="replay"``).
+
+Layout::
+
+    <directory>/<key[:2]>/<key>.json
+
+where ``key`` is the sha256 of the canonical JSON of
+``{"format": CACHE_FORMAT_VERSION, "endpoint": ..., "request": ..., "repeat": ...}``
+(see :func:`cache_key`). API keys and headers never reach the key or the file: secret-named fields are removed
+from the request first (see :func:`sanitize_request`).
+
+Each file holds ``{"format", "key", "endpoint", "repeat", "request", "response", "meta"}``; ``meta`` records
+``created_at``, ``model``, ``input_tokens``, ``output_tokens``, ``cost_usd`` and anything else the caller adds.
+
+The directory is, in order of precedence: the ``directory`` argument, the ``EVALKIT_CACHE_DIR`` environment
+variable, ``.evalkit/cache`` under the current directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from evalkit.errors import EvalkitError
+from evalkit.fsutil import atomic_write_bytes
+from evalkit.hashing import canonical_json, sha256_hex
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "CACHE_FORMAT_VERSION",
+    "DEFAULT_CACHE_DIR",
+    "CacheEntry",
+    "CacheError",
+    "CacheMiss",
+    "CacheMode",
+    "CacheModeName",
+    "CacheStats",
+    "CacheSummary",
+    "CorruptCacheEntry",
+    "CorruptCacheEntryWarning",
+    "PruneReport",
+    "ResponseCache",
+    "cache_key",
+    "default_cache_dir",
+    "prune",
+    "sanitize_request",
+    "scan",
+]
+
+CACHE_FORMAT_VERSION = 1
+"""Bumped whenever the key derivation or the file layout changes; entries of another version are ignored."""
+
+CACHE_DIR_ENV = "EVALKIT_CACHE_DIR"
+DEFAULT_CACHE_DIR = Path(".evalkit") / "cache"
+
+_KEY_RE = re.compile(r"[0-9a-f]{64}")
+_TEMP_SUFFIX = ".tmp"
+_STALE_TEMP_SECONDS = 3600.0
+"""Temp files older than this are leftovers of a crashed write (a live write takes milliseconds)."""
+
+_FIX_WRITABLE = (
+    f"Point {CACHE_DIR_ENV} at a writable directory, pass a different cache directory, "
+    "or disable the cache with --cache off."
+)
+
+
+class CacheMode(StrEnum):
+    """How a :class:`ResponseCache` uses the disk."""
+
+    READWRITE = "readwrite"
+    """Read hits, write misses (the default)."""
+    REPLAY = "replay"
+    """Read only; a miss is an error (:class:`CacheMiss`). For CI without an API key."""
+    REFRESH = "refresh"
+    """Ignore existing entries and write fresh ones."""
+    OFF = "off"
+    """Neither read nor write."""
+
+
+CacheModeName = Literal["readwrite", "replay", "refresh", "off"]
+
+
+# --------------------------------------------------------------------------------------------------- errors
+
+
+class CacheError(EvalkitError):
+    """The cache cannot do what was asked (an unwritable directory, a replay miss, a corrupt replay entry)."""
+
+
+class CacheMiss(CacheError):
+    """A replay-mode lookup found no entry: the run would need the API, which replay never calls."""
+
+    def __init__(self, key: str, path: Path, label: str | None = None) -> None:
+        self.key = key
+        self.path = path
+        self.label = label
+        what = f"{label!r}" if label else f"key {key}"
+        super().__init__(
+            f"No cached response for {what} (expected at {path}). The cache is in replay mode, which never "
+            "calls the API, and this request has not been recorded; a changed prompt, model, schema or "
+            "sampling parameter gives the request a new key. To fix: run once with an API key in readwrite "
+            f"mode (the default) to record the response, then commit the cache directory ({path.parent.parent})."
+        )
+
+
+class CorruptCacheEntry(CacheError):
+    """A cache file exists but cannot be used. Raised in replay mode; other modes warn and refetch."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(
+            f"Corrupt cache entry {path}: {reason}. Delete the file and record it again in readwrite mode, "
+            "or restore it from version control."
+        )
+
+
+class CorruptCacheEntryWarning(UserWarning):
+    """A corrupt cache file was found and is treated as a miss; the next write replaces it."""
+
+
+# --------------------------------------------------------------------------------------------------- keys
+
+_SECRET_NAMES = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "anthropic_api_key",
+        "authorization",
+        "proxy_authorization",
+        "auth_token",
+        "x_auth_token",
+        "access_token",
+        "bearer_token",
+        "secret_key",
+        "cookie",
+    }
+)
+"""Field names (lower-cased, ``-`` read as ``_``) that are removed wherever they hold a scalar value."""
+
+_HEADER_NAMES = frozenset({"extra_headers", "headers", "default_headers"})
+"""Top-level request fields that carry HTTP headers, removed whole."""
+
+
+def _normalise_name(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | bytes | int | float | bool)
+
+
+def _strip(value: Any, *, top_level: bool) -> Any:
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for name, item in value.items():
+            if isinstance(name, str):
+                norm = _normalise_name(name)
+                if top_level and (norm in _SECRET_NAMES or norm in _HEADER_NAMES):
+                    continue
+                # Deeper down, only a scalar is dropped: a tool's JSON Schema may legitimately describe a
+                # property called "api_key" (a dict), and removing it would change what the model was asked.
+                if norm in _SECRET_NAMES and _is_scalar(item):
+                    continue
+            out[name] = _strip(item, top_level=False)
+        return out
+    if isinstance(value, list | tuple):
+        return [_strip(item, top_level=False) for item in value]
+    return value
+
+
+def sanitize_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``request`` with credentials removed, as it is hashed and stored.
+
+    Removed: any top-level field named like an API key or authorization (``api_key``, ``x-api-key``,
+    ``Authorization``, ...) or carrying headers (``extra_headers``, ``headers``, ``default_headers``), and, at any
+    depth, a secret-named field whose value is a scalar. The input is not modified.
+    """
+    if not isinstance(request, Mapping):
+        raise TypeError(f"a cache request must be a mapping, not {type(request).__name__}")
+    stripped: dict[str, Any] = _strip(request, top_level=True)
+    return stripped
+
+
+def _key_of(endpoint: str, sanitized: Mapping[str, Any], repeat: int) -> str:
+    return sha256_hex(
+        canonical_json(
+            {"format": CACHE_FORMAT_VERSION, "endpoint": endpoint, "request": sanitized, "repeat": repeat}
+        )
+    )
+
+
+def _check_identity(endpoint: Any, repeat: Any) -> None:
+    if not isinstance(endpoint, str) or not endpoint:
+        raise TypeError(f"endpoint must be a non-empty string, not {endpoint!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+        raise TypeError(f"repeat must be a non-negative int, not {repeat!r}")
+
+
+def cache_key(endpoint: str, request: Mapping[str, Any], repeat: int = 0) -> str:
+    """The 64-hex-digit cache key of one request.
+
+    ``endpoint`` names the API call (``"messages"``); ``request`` is everything that shapes the response (model,
+    system, messages, tools, output schema / output_config, sampling parameters, thinking settings, ...);
+    ``repeat`` tells apart deliberate repeats of the same request (repeat 0, 1, 2 of a flaky-case check).
+    Dict key order never matters; credentials are removed first (:func:`sanitize_request`). Raises ``TypeError``
+    or ``ValueError`` if the request is not JSON (a non-string key, an object, NaN).
+    """
+    _check_identity(endpoint, repeat)
+    return _key_of(endpoint, sanitize_request(request), repeat)
+
+
+def _check_key(key: str) -> None:
+    if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
+        raise ValueError(f"not a cache key (64 lowercase hex digits): {key!r}")
+
+
+def default_cache_dir() -> Path:
+    """``$EVALKIT_CACHE_DIR`` if set and non-empty, else ``.evalkit/cache`` under the current directory."""
+    env = os.environ.get(CACHE_DIR_ENV, "").strip()
+    return (Path(env).expanduser() if env else DEFAULT_CACHE_DIR).absolute()
+
+
+# --------------------------------------------------------------------------------------------------- entries
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number_or_none(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One cached response, as read from disk."""
+
+    key: str
+    endpoint: str
+    repeat: int
+    request: dict[str, Any]
+    response: Any
+    meta: dict[str, Any]
+    path: Path
+
+    @property
+    def model(self) -> str | None:
+        model = self.meta.get("model", self.request.get("model"))
+        return model if isinstance(model, str) else None
+
+    @property
+    def created_at(self) -> datetime | None:
+        return _parse_time(self.meta.get("created_at"))
+
+    @property
+    def input_tokens(self) -> int | None:
+        return _int_or_none(self.meta.get("input_tokens"))
+
+    @property
+    def output_tokens(self) -> int | None:
+        return _int_or_none(self.meta.get("output_tokens"))
+
+    @property
+    def cost_usd(self) -> float | None:
+        return _number_or_none(self.meta.get("cost_usd"))
+
+
+class _Corrupt(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _read_entry(path: Path, expected_key: str) -> CacheEntry:
+    """Load and validate one file. FileNotFoundError if absent; _Corrupt(reason) if present but unusable."""
+    try:
+        raw = path.read_bytes()
+    except NotADirectoryError as exc:  # a parent is a file: nothing can be stored there, so nothing is
+        raise FileNotFoundError(str(exc)) from exc
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise _Corrupt(f"unreadable ({exc.strerror or exc})") from exc
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise _Corrupt(f"not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise _Corrupt(f"not a JSON object (found {type(data).__name__})")
+    version = data.get("format")
+    if type(version) is not int or version != CACHE_FORMAT_VERSION:
+        raise _Corrupt(f"cache format {version!r}, expected {CACHE_FORMAT_VERSION}")
+    if data.get("key") != expected_key:
+        raise _Corrupt(f"key mismatch: the file says {data.get('key')!r}, its name says {expected_key}")
+    if data.get("response") is None:
+        raise _Corrupt("missing response")
+    endpoint, repeat, request = data.get("endpoint"), data.get("repeat"), data.get("request")
+    if not isinstance(endpoint, str) or not endpoint:
+        raise _Corrupt(f"malformed entry (endpoint {endpoint!r})")
+    if type(repeat) is not int or repeat < 0:
+        raise _Corrupt(f"malformed entry (repeat {repeat!r})")
+    if not isinstance(request, dict):
+        raise _Corrupt("malformed entry (request is not an object)")
+    try:
+        actual = _key_of(endpoint, sanitize_request(request), repeat)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - JSON from disk always re-serialises
+        raise _Corrupt(f"request cannot be hashed ({exc})") from exc
+    if actual != expected_key:
+        raise _Corrupt(f"key mismatch: the stored request hashes to {actual} (was the file edited?)")
+    meta = data.get("meta")
+    return CacheEntry(
+        key=expected_key,
+        endpoint=endpoint,
+        repeat=repeat,
+        request=request,
+        response=data["response"],
+        meta=meta if isinstance(meta, dict) else {},
+        path=path,
+    )
+
+
+def _serialise(document: Mapping[str, Any]) -> bytes:
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------------- stats
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """A snapshot of one cache's counters."""
+
+    hits: int = 0
+    misses: int = 0
+    """Lookups that found nothing usable (absent, corrupt, or skipped in refresh mode)."""
+    writes: int = 0
+    corrupt: int = 0
+    """Corrupt files found (each also counts as a miss, or raised in replay mode)."""
+    tokens_saved: int = 0
+    """Input plus output tokens of every hit."""
+    dollars_saved: float = 0.0
+    """Sum of the hits' recorded ``cost_usd``."""
+    hits_unknown_cost: int = 0
+    """Hits whose entry recorded no cost (not included in ``dollars_saved``)."""
+
+    @property
+    def lookups(self) -> int:
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hits / self.lookups if self.lookups else None
+
+
+class _Counters:
+    """Mutable counters behind a lock; read out as an immutable :class:`CacheStats`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hits = self._misses = self._writes = self._corrupt = 0
+        self._tokens_saved = self._hits_unknown_cost = 0
+        self._dollars_saved = 0.0
+
+    def hit(self, tokens: int, cost_usd: float | None) -> None:
+        with self._lock:
+            self._hits += 1
+            self._tokens_saved += tokens
+            if cost_usd is None:
+                self._hits_unknown_cost += 1
+            else:
+                self._dollars_saved += cost_usd
+
+    def miss(self, *, corrupt: bool = False) -> None:
+        with self._lock:
+            self._misses += 1
+            if corrupt:
+                self._corrupt += 1
+
+    def write(self) -> None:
+        with self._lock:
+            self._writes += 1
+
+    def snapshot(self) -> CacheStats:
+        with self._lock:
+            return CacheStats(
+                hits=self._hits,
+                misses=self._misses,
+                writes=self._writes,
+                corrupt=self._corrupt,
+                tokens_saved=self._tokens_saved,
+                dollars_saved=self._dollars_saved,
+                hits_unknown_cost=self._hits_unknown_cost,
+            )
+
+
+# --------------------------------------------------------------------------------------------------- cache
+
+
+class ResponseCache:
+    """The response cache. Safe to share between threads and async tasks.
+
+    Typical use::
+
+        cache = ResponseCache()                      # .evalkit/cache, or $EVALKIT_CACHE_DIR
+        key = cache_key("messages", request)
+        entry = cache.get(key, label="tri-001")      # None on a miss; raises CacheMiss in replay mode
+        if entry is None:
+            response = call_the_api(request)
+            cache.put(key, "messages", request, 0, response, {"input_tokens": 812, "cost_usd": 0.0031})
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None = None,
+        mode: CacheMode | CacheModeName = CacheMode.READWRITE,
+    ) -> None:
+        try:
+            self._mode = CacheMode(mode)
+        except ValueError:
+            valid = ", ".join(m.value for m in CacheMode)
+            raise ValueError(f"unknown cache mode {mode!r}; expected one of: {valid}") from None
+        self._directory = (
+            Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
+        )
+        self._counters = _Counters()
+
+    @property
+    def directory(self) -> Path:
+        return self._directory
+
+    @property
+    def mode(self) -> CacheMode:
+        return self._mode
+
+    @property
+    def stats(self) -> CacheStats:
+        """A consistent snapshot of the counters."""
+        return self._counters.snapshot()
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self._directory)!r}, mode={self._mode.value!r})"
+
+    def path_for(self, key: str) -> Path:
+        """Where the entry for ``key`` lives: ``<directory>/<key[:2]>/<key>.json``."""
+        _check_key(key)
+        return self._directory / key[:2] / f"{key}.json"
+
+    # ------------------------------------------------------------------------------------------- reading
+
+    def get(self, key: str, *, label: str | None = None) -> CacheEntry | None:
+        """The cached entry for ``key``, or None when the caller should call the API.
+
+        ``label`` (a case id, a judge call's name) is only used in error messages. In replay mode a miss raises
+        :class:`CacheMiss` and a corrupt file raises :class:`CorruptCacheEntry`; in other modes a corrupt file
+        warns (:class:`CorruptCacheEntryWarning`) and counts as a miss.
+        """
+        path = self.path_for(key)
+        if self._mode is CacheMode.OFF:
+            return None
+        if self._mode is CacheMode.REFRESH:
+            self._counters.miss()
+            return None
+        try:
+            entry = _read_entry(path, key)
+        except FileNotFoundError:
+            self._counters.miss()
+            if self._mode is CacheMode.REPLAY:
+                raise CacheMiss(key, path, label) from None
+            return None
+        except _Corrupt as exc:
+            self._counters.miss(corrupt=True)
+            if self._mode is CacheMode.REPLAY:
+                raise CorruptCacheEntry(path, exc.reason) from None
+            where = f" (for {label!r})" if label else ""
+            warnings.warn(
+                f"Corrupt cache entry {path}{where}: {exc.reason}. Treating it as a miss; "
+                "the response will be fetched again and the file replaced.",
+                CorruptCacheEntryWarning,
+                stacklevel=2,
+            )
+            return None
+        self._counters.hit((entry.input_tokens or 0) + (entry.output_tokens or 0), entry.cost_usd)
+        return entry
+
+    # ------------------------------------------------------------------------------------------- writing
+
+    def put(
+        self,
+        key: str,
+        endpoint: str,
+        request: Mapping[str, Any],
+        repeat: int,
+        response: Any,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Store ``response`` for the request whose key is ``key`` (a no-op in replay and off modes).
+
+        ``key`` must be ``cache_key(endpoint, request, repeat)``. ``meta`` may carry ``model``,
+        ``input_tokens``, ``output_tokens``, ``cost_usd`` and any other JSON; ``created_at`` (UTC) and ``model``
+        (from the request) are filled in when absent. The write is atomic and replaces any existing entry.
+        Raises :class:`CacheError` if the directory cannot be written, ``TypeError``/``ValueError`` if the
+        arguments are not JSON (nothing is written then).
+        """
+        _check_key(key)
+        if self._mode in (CacheMode.OFF, CacheMode.REPLAY):
+            return
+        _check_identity(endpoint, repeat)
+        if response is None:
+            raise ValueError("cannot cache a missing (None) response")
+        sanitized = sanitize_request(request)
+        expected = _key_of(endpoint, sanitized, repeat)
+        if key != expected:
+            raise ValueError(
+                f"cache key {key} does not match the request (it hashes to {expected}); "
+                "compute keys with cache_key(endpoint, request, repeat)"
+            )
+        full_meta: dict[str, Any] = {"created_at": _now_iso(), "model": sanitized.get("model")}
+        if meta is not None:
+            full_meta.update(_strip(meta, top_level=True))
+        document = {
+            "format": CACHE_FORMAT_VERSION,
+            "key": key,
+            "endpoint": endpoint,
+            "repeat": repeat,
+            "request": sanitized,
+            "response": response,
+            "meta": full_meta,
+        }
+        try:
+            payload = _serialise(document)
+        except (TypeError, ValueError) as exc:
+            exc.add_note(f"while writing cache entry {key}: the response and meta must be JSON")
+            raise
+        path = self.path_for(key)
+        try:
+            atomic_write_bytes(path, payload)  # temp file in the same directory, fsync, os.replace
+        except OSError as exc:
+            raise self._not_writable(exc) from exc
+        self._counters.write()
+
+    def check_writable(self) -> None:
+        """Fail early, before a run starts, if entries could not be written.
+
+        Creates the directory if needed and writes and removes a probe file. Raises :class:`CacheError` naming
+        the directory and the fix. A no-op in replay and off modes, which never write.
+        """
+        if self._mode in (CacheMode.OFF, CacheMode.REPLAY):
+            return
+        probe = self._directory / f"write-probe-{uuid.uuid4().hex[:12]}"
+        try:
+            atomic_write_bytes(probe, b"probe\n")
+            probe.unlink()
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+            raise self._not_writable(exc) from exc
+
+    def _not_writable(self, exc: OSError) -> CacheError:
+        detail = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        return CacheError(
+            f"Cannot write to the response cache directory {self._directory}: {detail}{where}. {_FIX_WRITABLE}"
+        )
+
+
+# --------------------------------------------------------------------------------------------------- maintenance
+
+
+@dataclass(frozen=True)
+class CacheSummary:
+    """What :func:`scan` found in a cache directory."""
+
+    directory: Path
+    entries: int = 0
+    """Valid entries (corrupt files are listed in ``corrupt`` instead)."""
+    bytes: int = 0
+    """Size of all entry files, corrupt ones included."""
+    by_model: dict[str, int] = field(default_factory=dict)
+    """Valid entries per model (``"unknown"`` when none is recorded)."""
+    oldest: datetime | None = None
+    newest: datetime | None = None
+    corrupt: dict[Path, str] = field(default_factory=dict)
+    """Corrupt entry files and why each is unusable."""
+    temp_files: int = 0
+    """Leftover temp files (from writes in progress, or interrupted)."""
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    """What :func:`prune` removed (or, with ``dry_run``, would remove)."""
+
+    directory: Path
+    removed: tuple[Path, ...] = ()
+    kept: int = 0
+    bytes_freed: int = 0
+    temp_files_removed: int = 0
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    key: str
+    size: int
+    mtime: datetime
+    entry: CacheEntry | None
+    problem: str | None
+
+    @property
+    def created(self) -> datetime:
+        created = self.entry.created_at if self.entry is not None else None
+        return created or self.mtime
+
+
+def _resolve_dir(directory: str | os.PathLike[str] | None) -> Path:
+    return Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
+
+
+def _walk(root: Path) -> tuple[list[_File], list[Path]]:
+    """Entry files (validated) and temp files under ``root``; other files are ignored."""
+    files: list[_File] = []
+    temps: list[Path] = []
+    if not root.is_dir():
+        return files, temps
+    temps.extend(p for p in root.glob(f".*{_TEMP_SUFFIX}") if p.is_file())
+    for shard in sorted(root.iterdir()):
+        if not shard.is_dir() or not re.fullmatch(r"[0-9a-f]{2}", shard.name):
+            continue
+        for path in sorted(shard.iterdir()):
+            if not path.is_file():
+                continue
+            if path.name.startswith(".") and path.name.endswith(_TEMP_SUFFIX):
+                temps.append(path)
+                continue
+            if path.suffix != ".json" or not _KEY_RE.fullmatch(path.stem):
+                continue
+            try:
+                stat = path.stat()
+            except FileNotFoundError:  # removed concurrently
+                continue
+            entry: CacheEntry | None = None
+            problem: str | None = None
+            if path.stem[:2] != shard.name:
+                problem = f"misplaced: belongs in {path.stem[:2]}/"
+            else:
+                try:
+                    entry = _read_entry(path, path.stem)
+                except FileNotFoundError:
+                    continue
+                except _Corrupt as exc:
+                    problem = exc.reason
+            mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
+            files.append(_File(path, path.stem, stat.st_size, mtime, entry, problem))
+    return files, temps
+
+
+def scan(directory: str | os.PathLike[str] | None = None) -> CacheSummary:
+    """Summarise a cache directory (default: :func:`default_cache_dir`); a missing directory is empty."""
+    root = _resolve_dir(directory)
+    files, temps = _walk(root)
+    by_model: dict[str, int] = {}
+    corrupt: dict[Path, str] = {}
+    times: list[datetime] = []
+    for f in files:
+        if f.entry is None:
+            corrupt[f.path] = f.problem or "unusable"
+            continue
+        model = f.entry.model or "unknown"
+        by_model[model] = by_model.get(model, 0) + 1
+        times.append(f.created)
+    return CacheSummary(
+        directory=root,
+        entries=len(files) - len(corrupt),
+        bytes=sum(f.size for f in files),
+        by_model=dict(sorted(by_model.items())),
+        oldest=min(times, default=None),
+        newest=max(times, default=None),
+        corrupt=corrupt,
+        temp_files=len(temps),
+    )
+
+
+def prune(
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    older_than_days: float | None = None,
+    keep_keys: Iterable[str] | None = None,
+    dry_run: bool = False,
+    now: datetime | None = None,
+) -> PruneReport:
+    """Remove cache entries matching every given criterion.
+
+    - ``older_than_days``: entries created (``meta.created_at``, else the file's mtime) more than this many days
+      before ``now`` (default: the current time).
+    - ``keep_keys``: entries whose key is not in this set (e.g. the keys the current suites still use).
+
+    Given both, an entry goes only if it is old *and* not kept. Given neither, raises ``ValueError`` rather than
+    empty the cache. Corrupt files are judged by their file name and mtime like any other. Temp files left by
+    interrupted writes (over an hour old) are removed too, and emptied shard directories. With ``dry_run``
+    nothing is deleted and the report lists what would be.
+    """
+    if older_than_days is None and keep_keys is None:
+        raise ValueError("prune needs older_than_days, keep_keys, or both (refusing to remove every entry)")
+    if older_than_days is not None and older_than_days < 0:
+        raise ValueError(f"older_than_days must be >= 0, not {older_than_days}")
+    root = _resolve_dir(directory)
+    current = now or datetime.now(UTC)
+    if current.tzinfo is None:
+        current = current.replace(tzinfo=UTC)
+    cutoff = current - timedelta(days=older_than_days) if older_than_days is not None else None
+    keep = set(keep_keys) if keep_keys is not None else None
+
+    files, temps = _walk(root)
+    doomed = [
+        f for f in files if (cutoff is None or f.created < cutoff) and (keep is None or f.key not in keep)
+    ]
+    stale_before = time.time() - _STALE_TEMP_SECONDS
+    stale_temps = []
+    for temp in temps:
+        with contextlib.suppress(OSError):
+            if temp.stat().st_mtime < stale_before:
+                stale_temps.append(temp)
+    if not dry_run:
+        for f in doomed:
+            with contextlib.suppress(FileNotFoundError):
+                f.path.unlink()
+        for temp in stale_temps:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+        for shard in {f.path.parent for f in doomed} | {t.parent for t in stale_temps if t.parent != root}:
+            with contextlib.suppress(OSError):
+                shard.rmdir()  # only succeeds when empty
+    return PruneReport(
+        directory=root,
+        removed=tuple(f.path for f in doomed),
+        kept=len(files) - len(doomed),
+        bytes_freed=sum(f.size for f in doomed),
+        temp_files_removed=len(stale_temps),
+        dry_run=dry_run,
+    )
