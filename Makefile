@@ -23,6 +23,7 @@ setup: $(STAMP)
 
 demo: setup
 	$(BIN)/evalkit validate goldens/
+	$(BIN)/evalkit run goldens/ --system baseline --quiet
 
 lint: setup
 	$(BIN)/ruff check .

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalkit import __version__
-from evalkit.suite import validate_suite
+from evalkit.errors import EvalkitError, SuiteValidationError
+from evalkit.suite import load_suite, validate_suite
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -54,6 +55,72 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from evalkit.results import load_run
+    from evalkit.runner import Runner, RunOptions
+    from evalkit.summary import format_summary
+    from evalkit.systems import load_system
+
+    if args.resume:
+        from evalkit.results import RunDir
+
+        manifest = RunDir(Path(args.resume)).read_manifest()
+        paths = [Path(manifest.suite_path)]
+        args.system = manifest.system.get("name", args.system)
+        args.repeats = manifest.repeats
+    else:
+        paths = _expand(args.suites)
+    if len(paths) > 1 and (args.out or args.resume):
+        print("--out and --resume take one suite at a time", file=sys.stderr)
+        return EXIT_USAGE
+    for path in paths:
+        suite = load_suite(path)
+        system_spec = args.system or suite.config.default_system
+        system = load_system(system_spec, suite)
+        options = RunOptions(
+            repeats=args.repeats,
+            concurrency=args.concurrency,
+            cache_mode=args.cache,
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+            out_root=Path(args.runs_dir),
+            run_dir=Path(args.out) if args.out else None,
+            judge=args.judge,
+            progress=not args.quiet,
+            batch=args.batch,
+            max_retries=args.max_retries,
+        )
+        runner = Runner(suite, system, options)
+        outcome = runner.run(resume=Path(args.resume) if args.resume else None)
+        manifest, rows = load_run(outcome.run_dir)
+        print(format_summary(manifest, rows))
+        print(f"  run saved to {outcome.run_dir}")
+        print()
+    return EXIT_OK
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from evalkit.cache import prune, scan
+
+    directory = Path(args.cache_dir) if args.cache_dir else None
+    if args.action == "stats":
+        summary = scan(directory)
+        print(f"cache {summary.directory}: {summary.entries} entries, {summary.bytes / 1e6:.2f} MB")
+        for model, n in sorted(summary.by_model.items()):
+            print(f"  {model}: {n}")
+        if summary.oldest and summary.newest:
+            print(f"  oldest {summary.oldest:%Y-%m-%d %H:%M}, newest {summary.newest:%Y-%m-%d %H:%M}")
+        for path, why in summary.corrupt.items():
+            print(f"  corrupt: {path}: {why} (it will be refetched; `evalkit cache prune` does not touch it)")
+        return EXIT_OK
+    if args.older_than is None:
+        print("evalkit cache prune: give --older-than DAYS", file=sys.stderr)
+        return EXIT_USAGE
+    report = prune(directory, older_than_days=args.older_than, dry_run=args.dry_run)
+    verb = "would remove" if report.dry_run else "removed"
+    print(f"{verb} {len(report.removed)} entries ({report.bytes_freed / 1e6:.2f} MB); kept {report.kept}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -74,7 +141,78 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="suite folder, .jsonl file, or a folder of suites"
     )
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser(
+        "run",
+        help="run suites against a system and print a summary",
+        description="Run every case of a suite (x repeats) through a system, grade it cheapest-first, and journal "
+        "the results to runs/<run-id>/ (manifest.json, results.jsonl, results.parquet). An interrupted run "
+        "resumes with --resume without redoing finished cases. Claude calls go through the response cache, "
+        "so a rerun is free.",
+    )
+    p.add_argument(
+        "suites", nargs="*", metavar="SUITE", help="suite folder, .jsonl file, or a folder of suites"
+    )
+    p.add_argument(
+        "--system",
+        default=None,
+        help="baseline (the suite's baseline.py), claude (the suite's prompt.md), or module:function / file.py:function "
+        "(default: the suite's default_system)",
+    )
+    p.add_argument(
+        "--repeats", type=_positive, default=1, help="runs per case, for the noise floor (default 1)"
+    )
+    p.add_argument("--concurrency", type=_positive, default=8, help="cases in flight at once (default 8)")
+    p.add_argument(
+        "--cache",
+        choices=["readwrite", "replay", "refresh", "off"],
+        default="readwrite",
+        help="response cache mode: readwrite (default), replay (read only; a miss is an error), refresh, off",
+    )
+    p.add_argument(
+        "--cache-dir", default=None, help="cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
+    )
+    p.add_argument(
+        "--judge",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="run judge checks: auto (when ANTHROPIC_API_KEY is set), on, off",
+    )
+    p.add_argument(
+        "--batch", action="store_true", help="send uncached requests through the Message Batches API"
+    )
+    p.add_argument("--max-retries", type=int, default=4, help="retries per API call (default 4)")
+    p.add_argument("--out", default=None, help="run directory (default runs/<run-id>)")
+    p.add_argument("--runs-dir", default="runs", help="where new run directories go (default runs/)")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "cache",
+        help="inspect or prune the response cache",
+        description="The response cache keeps every Claude response as a readable JSON file, so reruns are free "
+        "and a committed cache replays judged evals in CI with no API key.",
+    )
+    p.add_argument(
+        "action", choices=["stats", "prune"], help="stats: entries, size, models; prune: delete old entries"
+    )
+    p.add_argument(
+        "--cache-dir", default=None, help="cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
+    )
+    p.add_argument(
+        "--older-than", type=float, default=None, metavar="DAYS", help="prune entries older than DAYS"
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what prune would remove")
+    p.set_defaults(func=cmd_cache)
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,7 +223,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(args.func(args))
-    except KeyboardInterrupt:
+    except SuiteValidationError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(f"\n{len(exc.problems)} problem(s); nothing was run. Fix them and run again.", file=sys.stderr)
+        return EXIT_USAGE
+    except EvalkitError as exc:
+        print(f"evalkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt as exc:
+        if str(exc):
+            print(str(exc), file=sys.stderr)
         print("interrupted", file=sys.stderr)
         return 130
 

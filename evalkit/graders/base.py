@@ -23,6 +23,20 @@ class Grade(BaseModel):
     fields: dict[str, bool] | None = Field(default=None, description="Per-field verdicts for object outputs.")
 
 
+class JudgeGrade(Grade):
+    """A judge's verdict, with what it cost and which model gave it."""
+
+    reasoning: str = ""
+    criteria: list[dict[str, Any]] = Field(default_factory=list)
+    model: str | None = None
+    model_version: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cache_hit: bool = False
+
+
 @dataclass
 class GradingContext:
     """What graders may need beyond the output: the suite's folder, schema and user module."""

@@ -1,0 +1,345 @@
+"""The results schema and the run directory: manifest.json, results.jsonl (the journal) and results.parquet.
+
+One journal line per (case, repeat) carries the case-level facts and a list of check results. The parquet file
+and :func:`check_rows` flatten that to one row per (case, repeat, check): the frame every statistic works on.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+from evalkit import __version__
+from evalkit.errors import EvalkitError
+from evalkit.fsutil import atomic_write_bytes, atomic_write_text
+
+RESULTS_SCHEMA_VERSION = 1
+CaseStatus = Literal["pass", "fail", "error", "not_scored"]
+CheckStatus = Literal["pass", "fail", "skipped", "error"]
+
+
+class CheckResult(BaseModel):
+    """One check's verdict on one output."""
+
+    index: int
+    kind: str
+    name: str
+    field: str | None = None
+    tier: str
+    status: CheckStatus
+    passed: bool | None = None
+    score: float | None = None
+    detail: str = ""
+    skipped_reason: str | None = None
+    error: str | None = None
+    judge_model: str | None = None
+    judge_model_version: str | None = None
+    judge_reasoning: str | None = None
+    judge_criteria: list[dict[str, Any]] | None = None
+    judge_input_tokens: int | None = None
+    judge_output_tokens: int | None = None
+    judge_cost_usd: float | None = None
+    judge_latency_s: float | None = None
+    judge_cache_hit: bool | None = None
+
+
+class CaseResult(BaseModel):
+    """One (case, repeat): the output, what it cost, and every check's verdict."""
+
+    run_id: str
+    suite: str
+    suite_version: str
+    case_id: str
+    slice: str
+    split: str = "dev"
+    repeat: int = 0
+    status: CaseStatus
+    output: Any = None
+    output_hash: str | None = None
+    error: str | None = None
+    system: str
+    system_model: str | None = None
+    system_model_version: str | None = None
+    request_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cache_hit: bool = False
+    checks: list[CheckResult] = Field(default_factory=list)
+    finished_at: str = Field(default_factory=lambda: now_iso())
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.case_id, self.repeat)
+
+
+NOT_JUDGED_PREFIX = "not judged"
+
+
+def is_not_judged(status: str, skipped_reason: str | None) -> bool:
+    """A check that should have run but could not (no judge available): its verdict is unknown, not skipped."""
+    return status == "skipped" and (skipped_reason or "").startswith(NOT_JUDGED_PREFIX)
+
+
+def case_status(checks: Iterable[CheckResult]) -> CaseStatus:
+    """error if any check errored; else fail if any failed; else not scored if a judge check could not run;
+    else pass if any passed."""
+    checks = list(checks)
+    statuses = [c.status for c in checks]
+    if "error" in statuses:
+        return "error"
+    if "fail" in statuses:
+        return "fail"
+    if any(is_not_judged(c.status, c.skipped_reason) for c in checks):
+        return "not_scored"
+    if "pass" in statuses:
+        return "pass"
+    return "not_scored"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def git_commit(cwd: Path | None = None) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+class Manifest(BaseModel):
+    """What a run was: enough to reproduce it and to know what a score is a score of."""
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    run_id: str
+    suite: str
+    suite_version: str
+    suite_path: str
+    cases: int
+    repeats: int = 1
+    system: dict[str, Any]
+    judge: dict[str, Any] | None = None
+    cache: dict[str, Any] = Field(default_factory=dict)
+    concurrency: int = 8
+    batch: bool = False
+    batch_ids: dict[str, str] = Field(default_factory=dict)
+    evalkit_version: str = __version__
+    python: str = Field(default_factory=lambda: sys.version.split()[0])
+    git_commit: str | None = None
+    command: list[str] = Field(default_factory=lambda: list(sys.argv))
+    started_at: str = Field(default_factory=now_iso)
+    ended_at: str | None = None
+    status: Literal["running", "complete", "interrupted"] = "running"
+
+
+class RunDir:
+    """A run's folder. The journal is append-only while running; finalising compacts it and writes parquet."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / "manifest.json"
+
+    @property
+    def journal_path(self) -> Path:
+        return self.path / "results.jsonl"
+
+    @property
+    def parquet_path(self) -> Path:
+        return self.path / "results.parquet"
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.manifest_path, manifest.model_dump_json(indent=2) + "\n")
+
+    def read_manifest(self) -> Manifest:
+        if not self.manifest_path.exists():
+            raise EvalkitError(
+                f"{self.path}: no manifest.json here; is this a run directory (runs/<run-id>/)?"
+            )
+        try:
+            return Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise EvalkitError(f"{self.manifest_path}: unreadable manifest ({exc})") from None
+
+    def read_journal(self) -> list[CaseResult]:
+        """Every complete journal line, the last one winning per (case, repeat); a torn last line is ignored."""
+        if not self.journal_path.exists():
+            return []
+        latest: dict[tuple[str, int], CaseResult] = {}
+        with self.journal_path.open("r", encoding="utf-8") as fh:
+            for line in fh:
+                if not line.endswith("\n"):
+                    break  # torn by a crash mid-write: that case simply runs again
+                try:
+                    result = CaseResult.model_validate_json(line)
+                except ValueError:
+                    continue
+                latest[result.key] = result
+        return list(latest.values())
+
+    def repair_journal(self) -> int:
+        """Cut a line torn by a crash off the end of the journal, so appends start on a fresh line.
+
+        Returns the number of bytes removed."""
+        if not self.journal_path.exists():
+            return 0
+        data = self.journal_path.read_bytes()
+        keep = data.rfind(b"\n") + 1
+        if keep == len(data):
+            return 0
+        with self.journal_path.open("r+b") as fh:
+            fh.truncate(keep)
+        return len(data) - keep
+
+    def finalize(self, results: list[CaseResult]) -> None:
+        """Compact the journal to one line per (case, repeat) and write results.parquet, both atomically."""
+        ordered = sorted(results, key=lambda r: (r.case_id, r.repeat))
+        text = "".join(r.model_dump_json() + "\n" for r in ordered)
+        atomic_write_text(self.journal_path, text)
+        frame = check_rows(ordered)
+        buf = _parquet_bytes(frame)
+        atomic_write_bytes(self.parquet_path, buf)
+
+
+class Journal:
+    """Append-only writer: one flushed line per finished (case, repeat), so a crash loses nothing finished."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = path.open("a", encoding="utf-8")
+
+    def append(self, result: CaseResult) -> None:
+        self._fh.write(result.model_dump_json() + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _parquet_bytes(frame: pl.DataFrame) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    frame.write_parquet(buf)
+    return buf.getvalue()
+
+
+CHECK_ROW_SCHEMA: dict[str, Any] = {
+    "run_id": pl.String,
+    "suite": pl.String,
+    "suite_version": pl.String,
+    "case_id": pl.String,
+    "slice": pl.String,
+    "split": pl.String,
+    "repeat": pl.Int64,
+    "case_status": pl.String,
+    "system": pl.String,
+    "system_model": pl.String,
+    "system_model_version": pl.String,
+    "output": pl.String,
+    "output_hash": pl.String,
+    "case_error": pl.String,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cost_usd": pl.Float64,
+    "latency_s": pl.Float64,
+    "cache_hit": pl.Boolean,
+    "check_index": pl.Int64,
+    "check_kind": pl.String,
+    "check_name": pl.String,
+    "check_field": pl.String,
+    "tier": pl.String,
+    "status": pl.String,
+    "passed": pl.Boolean,
+    "score": pl.Float64,
+    "detail": pl.String,
+    "skipped_reason": pl.String,
+    "error": pl.String,
+    "judge_model": pl.String,
+    "judge_model_version": pl.String,
+    "judge_reasoning": pl.String,
+    "judge_input_tokens": pl.Int64,
+    "judge_output_tokens": pl.Int64,
+    "judge_cost_usd": pl.Float64,
+    "judge_latency_s": pl.Float64,
+    "judge_cache_hit": pl.Boolean,
+}
+
+
+def _rows(results: Iterable[CaseResult]) -> Iterator[dict[str, Any]]:
+    for r in results:
+        base = {
+            "run_id": r.run_id,
+            "suite": r.suite,
+            "suite_version": r.suite_version,
+            "case_id": r.case_id,
+            "slice": r.slice,
+            "split": r.split,
+            "repeat": r.repeat,
+            "case_status": r.status,
+            "system": r.system,
+            "system_model": r.system_model,
+            "system_model_version": r.system_model_version,
+            "output": json.dumps(r.output, ensure_ascii=False) if r.output is not None else None,
+            "output_hash": r.output_hash,
+            "case_error": r.error,
+            "input_tokens": r.input_tokens,
+            "output_tokens": r.output_tokens,
+            "cost_usd": r.cost_usd,
+            "latency_s": r.latency_s,
+            "cache_hit": r.cache_hit,
+        }
+        for c in r.checks:
+            yield base | {
+                "check_index": c.index,
+                "check_kind": c.kind,
+                "check_name": c.name,
+                "check_field": c.field,
+                "tier": c.tier,
+                "status": c.status,
+                "passed": c.passed,
+                "score": c.score,
+                "detail": c.detail,
+                "skipped_reason": c.skipped_reason,
+                "error": c.error,
+                "judge_model": c.judge_model,
+                "judge_model_version": c.judge_model_version,
+                "judge_reasoning": c.judge_reasoning,
+                "judge_input_tokens": c.judge_input_tokens,
+                "judge_output_tokens": c.judge_output_tokens,
+                "judge_cost_usd": c.judge_cost_usd,
+                "judge_latency_s": c.judge_latency_s,
+                "judge_cache_hit": c.judge_cache_hit,
+            }
+
+
+def check_rows(results: Iterable[CaseResult]) -> pl.DataFrame:
+    """Flatten case results to the check-level frame (one row per case x repeat x check)."""
+    return pl.DataFrame(list(_rows(results)), schema=CHECK_ROW_SCHEMA)
+
+
+def load_run(path: str | Path) -> tuple[Manifest, pl.DataFrame]:
+    """A finished run's manifest and check-level rows (from parquet, or the journal if parquet is missing)."""
+    run = RunDir(Path(path))
+    manifest = run.read_manifest()
+    if run.parquet_path.exists():
+        return manifest, pl.read_parquet(run.parquet_path)
+    return manifest, check_rows(run.read_journal())

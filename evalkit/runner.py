@@ -1,0 +1,385 @@
+"""Suite x system x repeats -> a run directory, journalled per case so that no finished work is ever lost.
+
+Work runs in a thread pool (bounded by `concurrency`) rather than an event loop, so the same code runs from a
+terminal, from CI and from a notebook whose kernel already owns an event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from evalkit.cache import CacheError, ResponseCache, cache_key
+from evalkit.cases import Case
+from evalkit.errors import EvalkitError
+from evalkit.graders import CheckOutcome, JudgeFn, grade_case
+from evalkit.graders.base import GradingContext, JudgeGrade
+from evalkit.hashing import output_hash
+from evalkit.results import CaseResult, CheckResult, Journal, Manifest, RunDir, case_status, git_commit
+from evalkit.suite import Suite
+from evalkit.systems import ClaudeSystem, PythonSystem, System
+
+JudgeMode = Literal["auto", "on", "off"]
+MESSAGES_ENDPOINT = "/v1/messages"
+
+
+@dataclass
+class RunOptions:
+    repeats: int = 1
+    concurrency: int = 8
+    cache_mode: str = "readwrite"
+    cache_dir: Path | None = None
+    out_root: Path = Path("runs")
+    run_dir: Path | None = None
+    judge: JudgeMode = "auto"
+    progress: bool = True
+    batch: bool = False
+    max_retries: int = 4
+    timeout: float = 120.0
+
+
+@dataclass
+class RunTotals:
+    """Live counters for the progress bar and the summary."""
+
+    done: int = 0
+    errors: int = 0
+    cache_hits: int = 0
+    spent_usd: float = 0.0
+    unknown_cost: int = 0
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    manifest: Manifest
+    results: list[CaseResult]
+    totals: RunTotals = field(default_factory=RunTotals)
+    resumed: int = 0
+
+
+def new_run_id(suite: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{suite}-{secrets.token_hex(2)}"
+
+
+def has_api_key() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+class Runner:
+    """Runs one suite against one system; construct, then call :meth:`run`."""
+
+    def __init__(
+        self,
+        suite: Suite,
+        system: System,
+        options: RunOptions | None = None,
+        *,
+        client: Any = None,
+        judge: JudgeFn | None = None,
+        judge_config: dict[str, Any] | None = None,
+    ) -> None:
+        self.suite = suite
+        self.system = system
+        self.options = options or RunOptions()
+        self._client = client
+        self.judge = judge
+        self.judge_config = judge_config
+        self.cache = ResponseCache(self.options.cache_dir, mode=self.options.cache_mode)  # type: ignore[arg-type]
+        self.ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
+        self.totals = RunTotals()
+
+    # -- the client is created only when something needs Claude ------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from evalkit.client import Client
+
+            self._client = Client(
+                max_concurrency=self.options.concurrency,
+                max_retries=self.options.max_retries,
+                timeout=self.options.timeout,
+            )
+        return self._client
+
+    # -- one (case, repeat) -----------------------------------------------------------------------------------
+
+    def _call_claude(self, system: ClaudeSystem, case: Case, repeat: int) -> tuple[Any, Any, bool]:
+        request = system.build_request(case.input)
+        key = cache_key(MESSAGES_ENDPOINT, request, repeat)
+        entry = self.cache.get(key, label=f"case {case.id} repeat {repeat}")
+        from evalkit.client import CallResult
+
+        if entry is not None:
+            result = CallResult.from_message(
+                entry.response,
+                requested_model=system.model,
+                latency_s=float(entry.meta.get("latency_s") or 0.0),
+                batch=bool(entry.meta.get("batch")),
+                structured=system.output_schema is not None,
+            )
+            return system.parse_output(result.text, result.json), result, True
+        result = self.client.create(request)
+        self.cache.put(
+            key,
+            MESSAGES_ENDPOINT,
+            request,
+            repeat,
+            result.message,
+            meta={
+                "model": result.model,
+                "input_tokens": result.input_tokens,
+                "output_tokens": result.output_tokens,
+                "cost_usd": result.cost_usd,
+                "latency_s": result.latency_s,
+                "batch": result.batch,
+                "case_id": case.id,
+            },
+        )
+        return system.parse_output(result.text, result.json), result, False
+
+    def run_one(self, case: Case, repeat: int, run_id: str) -> CaseResult:
+        base: dict[str, Any] = {
+            "run_id": run_id,
+            "suite": self.suite.name,
+            "suite_version": self.suite.version,
+            "case_id": case.id,
+            "slice": case.slice,
+            "split": case.split,
+            "repeat": repeat,
+            "system": self.system.name,
+            "system_model": self.system.model,
+        }
+        t0 = time.perf_counter()
+        try:
+            if isinstance(self.system, PythonSystem):
+                output = self.system.fn(case.input)
+                base["latency_s"] = time.perf_counter() - t0
+                if self.system.free:
+                    base["cost_usd"] = 0.0
+            else:
+                output, call, hit = self._call_claude(self.system, case, repeat)
+                base.update(
+                    system_model_version=call.model,
+                    request_id=call.request_id,
+                    input_tokens=call.input_tokens,
+                    output_tokens=call.output_tokens,
+                    cache_read_tokens=call.cache_read_input_tokens,
+                    cache_write_tokens=call.cache_creation_input_tokens,
+                    cost_usd=call.cost_usd,
+                    latency_s=call.latency_s,
+                    cache_hit=hit,
+                )
+        except Exception as exc:  # the system failed to produce an output: an error, never a pass or a fail
+            message = f"{type(exc).__name__}: {exc}"
+            checks = [
+                CheckResult(
+                    index=i,
+                    kind=c.kind,
+                    name=c.label,
+                    field=c.field,
+                    tier=c.tier,
+                    status="error",
+                    error=message,
+                )
+                for i, c in enumerate(case.checks)
+            ]
+            return CaseResult(status="error", error=message, checks=checks, **base)
+        outcomes = grade_case(
+            case, output, self.ctx, judge=self.judge, skip_judge_when=self.suite.config.skip_judge_when
+        )
+        checks = [_check_result(o) for o in outcomes]
+        return CaseResult(
+            status=case_status(checks), output=output, output_hash=_safe_hash(output), checks=checks, **base
+        )
+
+    # -- the whole run ----------------------------------------------------------------------------------------
+
+    def _prepare(self, resume: Path | None) -> tuple[RunDir, Manifest, set[tuple[str, int]]]:
+        if resume is not None:
+            run = RunDir(resume)
+            manifest = run.read_manifest()
+            run.repair_journal()
+            if manifest.suite_version != self.suite.version:
+                raise EvalkitError(
+                    f"{resume}: the run is of suite version {manifest.suite_version}, but {self.suite.name} is now "
+                    f"{self.suite.version}; start a new run instead of resuming"
+                )
+            done = {r.key for r in run.read_journal() if r.status != "error"}
+            manifest.status = "running"
+            manifest.ended_at = None
+            return run, manifest, done
+        run_id = new_run_id(self.suite.name)
+        path = self.options.run_dir or (self.options.out_root / run_id)
+        if path.exists() and any(path.iterdir()):
+            raise EvalkitError(f"{path} already holds files; choose an empty --out or use --resume {path}")
+        manifest = Manifest(
+            run_id=run_id,
+            suite=self.suite.name,
+            suite_version=self.suite.version,
+            suite_path=str(self.suite.root or self.suite.cases_file),
+            cases=len(self.suite.cases),
+            repeats=self.options.repeats,
+            system=self.system.describe(),
+            judge=self.judge_config,
+            cache={"mode": self.cache.mode.value, "directory": str(self.cache.directory)},
+            concurrency=self.options.concurrency,
+            batch=self.options.batch,
+            git_commit=git_commit(),
+        )
+        return RunDir(path), manifest, set()
+
+    def run(
+        self, resume: Path | None = None, on_result: Callable[[CaseResult], None] | None = None
+    ) -> RunOutcome:
+        if isinstance(self.system, ClaudeSystem) or self.judge is not None:
+            try:
+                self.cache.check_writable()
+            except CacheError:
+                raise
+        run, manifest, done = self._prepare(resume)
+        repeats = manifest.repeats
+        todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
+        run.write_manifest(manifest)
+        journal = Journal(run.journal_path)
+        bar = _progress(
+            total=len(self.suite.cases) * repeats,
+            initial=len(done),
+            desc=self.suite.name,
+            enabled=self.options.progress,
+        )
+        interrupted = False
+        try:
+            self._execute(todo, manifest.run_id, journal, bar, on_result)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            journal.close()
+            if bar is not None:
+                bar.close()
+        results = run.read_journal()
+        if interrupted:
+            manifest.status = "interrupted"
+            run.write_manifest(manifest)
+            raise KeyboardInterrupt(
+                f"interrupted; finish with: evalkit run {self.suite.cases_file.parent} --resume {run.path}"
+            )
+        run.finalize(results)
+        manifest.status = "complete"
+        manifest.ended_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        run.write_manifest(manifest)
+        return RunOutcome(run.path, manifest, results, self.totals, resumed=len(done))
+
+    def _execute(
+        self,
+        todo: list[tuple[Case, int]],
+        run_id: str,
+        journal: Journal,
+        bar: Any,
+        on_result: Callable[[CaseResult], None] | None,
+    ) -> None:
+        workers = max(1, self.options.concurrency)
+        pending: set[Future[CaseResult]] = set()
+        items = iter(todo)
+        # submit lazily (at most 2 x workers queued) so a 10,000-case run never holds 10,000 futures
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalkit") as pool:
+            try:
+                for case, repeat in items:
+                    pending.add(pool.submit(self.run_one, case, repeat, run_id))
+                    if len(pending) >= 2 * workers:
+                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        self._record(finished, journal, bar, on_result)
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    self._record(finished, journal, bar, on_result)
+            except BaseException:
+                for f in pending:
+                    f.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+
+    def _record(
+        self,
+        finished: set[Future[CaseResult]],
+        journal: Journal,
+        bar: Any,
+        on_result: Callable[[CaseResult], None] | None,
+    ) -> None:
+        for fut in finished:
+            result = fut.result()
+            journal.append(result)
+            t = self.totals
+            t.done += 1
+            t.errors += result.status == "error"
+            t.cache_hits += result.cache_hit
+            for cost, hit in [(result.cost_usd, result.cache_hit)] + [
+                (c.judge_cost_usd, bool(c.judge_cache_hit)) for c in result.checks if c.judge_model
+            ]:
+                if hit:
+                    continue
+                if cost is None:
+                    t.unknown_cost += isinstance(self.system, ClaudeSystem)
+                else:
+                    t.spent_usd += cost
+            if on_result is not None:
+                on_result(result)
+            if bar is not None:
+                bar.set_postfix_str(
+                    f"hits={t.cache_hits} errors={t.errors} ${t.spent_usd:.4f}", refresh=False
+                )
+                bar.update(1)
+
+
+def _safe_hash(output: Any) -> str | None:
+    try:
+        return output_hash(output)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_result(o: CheckOutcome) -> CheckResult:
+    chk = o.check
+    data: dict[str, Any] = {
+        "index": o.index,
+        "kind": chk.kind,
+        "name": chk.label,
+        "field": chk.field,
+        "tier": chk.tier,
+        "status": o.status,
+        "passed": o.passed,
+        "skipped_reason": o.skipped_reason,
+        "error": o.error,
+    }
+    g = o.grade
+    if g is not None:
+        data.update(score=g.score, detail=g.detail)
+        if isinstance(g, JudgeGrade):
+            data.update(
+                judge_model=g.model,
+                judge_model_version=g.model_version,
+                judge_reasoning=g.reasoning,
+                judge_criteria=g.criteria,
+                judge_input_tokens=g.input_tokens,
+                judge_output_tokens=g.output_tokens,
+                judge_cost_usd=g.cost_usd,
+                judge_latency_s=g.latency_s,
+                judge_cache_hit=g.cache_hit,
+            )
+    return CheckResult(**data)
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="case", dynamic_ncols=True, mininterval=0.2)

@@ -1,0 +1,93 @@
+"""The terminal summary printed after a run: pass rate with its interval, per slice, checks, cost, latency."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalkit.graders import NOT_JUDGED
+from evalkit.results import Manifest
+from evalkit.stats import case_verdicts, pass_rate
+
+
+def _pct(x: float | None) -> str:
+    return "  n/a" if x is None or x != x else f"{100 * x:5.1f}%"
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
+    """A plain-text summary of one run's check-level rows."""
+    lines: list[str] = []
+    system = manifest.system.get("name", "?")
+    model = manifest.system.get("model")
+    head = f"{manifest.suite} · system {system}{f' ({model})' if model else ''} · suite version {manifest.suite_version}"
+    lines.append(head)
+    if rows.is_empty():
+        return "\n".join([*lines, "no results"])
+    verdicts = case_verdicts(rows)
+    overall = pass_rate(verdicts).row(0, named=True)
+    n_cases = verdicts["case_id"].n_unique()
+    repeats = verdicts["repeat"].n_unique()
+    lines.append(
+        f"pass rate {_pct(overall['rate'])}  95% CI {_pct(overall['ci_low']).strip()}–{_pct(overall['ci_high']).strip()}"
+        f"  ({overall['passes']}/{overall['n']} scored; {n_cases} cases x {repeats} repeat{'s' if repeats > 1 else ''})"
+        f"  errors {overall['errors']}  not scored {overall['not_scored']}"
+    )
+    lines.append("")
+    per_slice = pass_rate(verdicts, by="slice").sort("slice")
+    width = max(12, *(len(s) for s in per_slice["slice"].to_list()))
+    lines.append(f"  {'slice':<{width}}  {'n':>4}  {'pass':>6}  95% CI")
+    for r in per_slice.iter_rows(named=True):
+        ci = f"{_pct(r['ci_low']).strip()}–{_pct(r['ci_high']).strip()}" if r["n"] else ""
+        lines.append(f"  {r['slice']:<{width}}  {r['n']:>4}  {_pct(r['rate'])}  {ci}")
+    lines.append("")
+    by_check = (
+        rows.group_by("check_kind", "tier")
+        .agg(
+            (pl.col("status") == "pass").sum().alias("pass"),
+            (pl.col("status") == "fail").sum().alias("fail"),
+            (pl.col("status") == "error").sum().alias("error"),
+            ((pl.col("status") == "skipped") & (pl.col("skipped_reason") == NOT_JUDGED))
+            .sum()
+            .alias("not_judged"),
+            ((pl.col("status") == "skipped") & (pl.col("skipped_reason") != NOT_JUDGED))
+            .sum()
+            .alias("skipped"),
+        )
+        .with_columns(
+            pl.col("tier").replace_strict({"exact": 0, "code": 1, "judge": 2}, default=3).alias("_o")
+        )
+        .sort("_o", "check_kind")
+    )
+    lines.append("  checks: " + "; ".join(_check_line(r) for r in by_check.iter_rows(named=True)))
+    not_judged = int(by_check["not_judged"].sum())
+    if not_judged:
+        lines.append(
+            f"  {not_judged} judge checks not judged: set ANTHROPIC_API_KEY (or --judge on with a local server) to run them"
+        )
+    case_rows = rows.unique(["case_id", "repeat"])
+    hits = int(case_rows["cache_hit"].sum())
+    cost = verdicts["cost_usd"]
+    known = cost.drop_nulls()
+    spent = f"${float(known.sum()):.4f}" + (
+        f" (+{cost.null_count()} of unknown cost)" if cost.null_count() else ""
+    )
+    lat = case_rows["latency_s"].drop_nulls()
+    p50 = float(lat.quantile(0.5, "linear") or 0) if len(lat) else None
+    p95 = float(lat.quantile(0.95, "linear") or 0) if len(lat) else None
+    lines.append(
+        f"  cost {spent}   cache hits {hits}/{len(case_rows)}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
+    )
+    return "\n".join(lines)
+
+
+def _check_line(r: dict[str, int | str]) -> str:
+    parts = [f"{r['pass']} pass", f"{r['fail']} fail"]
+    for key in ("error", "skipped", "not_judged"):
+        if r[key]:
+            parts.append(f"{r[key]} {key.replace('_', ' ')}")
+    return f"{r['check_kind']} " + ", ".join(parts)

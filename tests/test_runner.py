@@ -1,0 +1,142 @@
+"""The runner with Python systems: journal, resume, errors, cascade results, and the run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from evalkit.errors import EvalkitError
+from evalkit.results import RunDir, load_run
+from evalkit.runner import Runner, RunOptions
+from evalkit.suite import load_suite
+from evalkit.systems import PythonSystem, SystemError_, load_system
+
+
+def make_suite(tmp_path: Path, n: int = 20, judge: bool = False) -> Path:
+    root = tmp_path / "suite"
+    root.mkdir()
+    rows = []
+    for i in range(n):
+        checks: list[dict[str, Any]] = [
+            {"kind": "exact", "field": "label", "expected": "even" if i % 2 == 0 else "odd"}
+        ]
+        if judge:
+            checks.append({"kind": "judge", "field": "text", "rubric": ["Polite"]})
+        rows.append(
+            {"id": f"c{i:03d}", "input": {"n": i}, "slice": "small" if i < 10 else "large", "checks": checks}
+        )
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "suite.toml").write_text('name = "parity"\n')
+    (root / "baseline.py").write_text(
+        "def predict(input):\n"
+        "    n = input['n']\n"
+        "    if n == 13:\n"
+        "        raise ValueError('unlucky')\n"
+        "    return {'label': 'even' if n % 2 == 0 or n % 5 == 0 else 'odd', 'text': 'hi'}\n"
+    )
+    return root
+
+
+def options(tmp_path: Path, **kw: Any) -> RunOptions:
+    return RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, **kw)
+
+
+def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path))
+    outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    manifest, rows = load_run(outcome.run_dir)
+    assert manifest.status == "complete" and manifest.suite_version == suite.version
+    assert manifest.system["kind"] == "python" and manifest.system["code_hash"]
+    assert rows.height == 20
+    by_status = dict(rows.group_by("case_status").len().iter_rows())
+    # n % 5 == 0 and odd (5, 15) is wrong; 13 raises
+    assert by_status == {"pass": 17, "fail": 2, "error": 1}
+    err = rows.filter(pl.col("case_id") == "c013").row(0, named=True)
+    assert err["status"] == "error" and err["passed"] is None and "ValueError: unlucky" in err["error"]
+    assert (outcome.run_dir / "results.jsonl").read_text().count("\n") == 20
+
+
+def test_repeats_and_cost_of_a_free_baseline(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path, n=6))
+    outcome = Runner(suite, load_system("baseline", suite), options(tmp_path, repeats=3)).run()
+    _, rows = load_run(outcome.run_dir)
+    assert sorted(rows["repeat"].unique().to_list()) == [0, 1, 2]
+    assert rows.height == 18
+    assert rows["cost_usd"].to_list() == [0.0] * 18
+
+
+def test_resume_runs_only_missing_and_errored_cases(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path))
+    first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    journal = first.run_dir / "results.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    # simulate a crash: keep 8 finished lines and a torn ninth
+    journal.write_text("".join(lines[:8]) + lines[8][:25])
+    calls: list[int] = []
+
+    def counting(input: Any) -> Any:
+        calls.append(input["n"])
+        return {"label": "even" if input["n"] % 2 == 0 else "odd"}
+
+    system = PythonSystem("baseline", counting, "test")
+    done_before = {json.loads(line)["case_id"] for line in lines[:8] if json.loads(line)["status"] != "error"}
+    again = Runner(suite, system, options(tmp_path)).run(resume=first.run_dir)
+    assert again.resumed == len(done_before)
+    assert {f"c{n:03d}" for n in calls}.isdisjoint(done_before)
+    assert len(calls) == 20 - len(done_before)
+    _, rows = load_run(first.run_dir)
+    assert rows.height == 20 and rows["case_id"].n_unique() == 20
+    assert journal.read_text().count("\n") == 20  # compacted: one line per case
+
+
+def test_resume_refuses_a_changed_suite(tmp_path: Path) -> None:
+    root = make_suite(tmp_path)
+    suite = load_suite(root)
+    first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    text = (root / "cases.jsonl").read_text().replace('"expected": "odd"', '"expected": "ODD"', 1)
+    (root / "cases.jsonl").write_text(text)
+    changed = load_suite(root)
+    with pytest.raises(EvalkitError, match="start a new run"):
+        Runner(changed, load_system("baseline", changed), options(tmp_path)).run(resume=first.run_dir)
+
+
+def test_out_dir_must_be_empty(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path, n=2))
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "x").write_text("")
+    with pytest.raises(EvalkitError, match="already holds files"):
+        Runner(suite, load_system("baseline", suite), options(tmp_path, run_dir=out)).run()
+
+
+def test_unknown_systems_are_clear_errors(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path, n=2))
+    for spec, needle in [
+        ("gpt", "unknown system"),
+        ("nope.module:fn", "cannot import module"),
+        ("json:not_there", "has no function"),
+        ("missing.py:predict", "not found"),
+    ]:
+        with pytest.raises(SystemError_, match=needle):
+            load_system(spec, suite)
+
+
+def test_judge_checks_without_a_judge_are_not_judged_and_not_scored(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path, n=4, judge=True))
+    outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    _, rows = load_run(outcome.run_dir)
+    judged = rows.filter(pl.col("check_kind") == "judge")
+    assert judged["status"].unique().to_list() == ["skipped"]
+    assert judged["skipped_reason"].str.starts_with("not judged").all()
+    # a case whose cheap checks pass but whose judge did not run has no verdict yet
+    assert set(rows["case_status"].unique().to_list()) == {"not_scored"}
+
+
+def test_run_dir_reader_ignores_torn_lines(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    (tmp_path / "results.jsonl").write_text('{"broken": \n')
+    assert run.read_journal() == []
