@@ -1,0 +1,1167 @@
+"""A local Anthropic-compatible HTTP server for tests, benchmarks and offline suite development.
+
+The server speaks enough of the Messages API for the official SDK to work against it unchanged:
+
+- ``POST /v1/messages`` (non-streaming), with structured output (``output_config.format``),
+- ``POST /v1/messages/count_tokens``,
+- the Message Batches endpoints (create, retrieve, list, results, cancel, delete).
+
+Replies come from a *responder* callable, from regex *rules* on the last user message, or a fixed text.
+Faults (429, 529, 500, connection reset, timeout, malformed JSON) can be injected on a schedule or at a
+seeded rate, and every request is kept in a thread-safe log that tests can assert on. API keys are
+checked for presence (or against an expected value) but never stored.
+
+Run ``python -m evalkit.testing.server --port 0 --text "..."`` to serve until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import random
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+__all__ = [
+    "DEFAULT_TEXT",
+    "FAULT_KINDS",
+    "PINNED_MODEL_IDS",
+    "FaultKind",
+    "FaultPlan",
+    "LocalAnthropicServer",
+    "Reply",
+    "RequestRecord",
+    "Responder",
+    "count_input_tokens",
+    "estimate_tokens",
+    "example_from_schema",
+    "last_user_text",
+    "main",
+    "output_schema",
+]
+
+FaultKind = Literal["rate_limit", "overloaded", "server_error", "connection_reset", "timeout", "malformed"]
+"""What an injected fault does:
+
+- ``rate_limit``: 429 ``rate_limit_error`` with a ``retry-after`` header,
+- ``overloaded``: 529 ``overloaded_error``,
+- ``server_error``: 500 ``api_error``,
+- ``connection_reset``: the socket is closed (RST) without a response,
+- ``timeout``: the server holds the request for ``hang_s`` seconds, then closes without a response,
+- ``malformed``: 200 with a truncated JSON body.
+"""
+
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    "rate_limit",
+    "overloaded",
+    "server_error",
+    "connection_reset",
+    "timeout",
+    "malformed",
+)
+
+_QUICK_FAULT_KINDS: tuple[FaultKind, ...] = ("rate_limit", "overloaded", "server_error", "connection_reset")
+
+_FAULT_ALIASES: dict[str, FaultKind] = {
+    "429": "rate_limit",
+    "529": "overloaded",
+    "500": "server_error",
+    "reset": "connection_reset",
+    "malformed_json": "malformed",
+}
+
+PINNED_MODEL_IDS: dict[str, str] = {
+    "claude-sonnet-4-5": "claude-sonnet-4-5-20250929",
+    "claude-haiku-4-5": "claude-haiku-4-5-20251001",
+    "claude-opus-4-5": "claude-opus-4-5-20251101",
+}
+"""Undated aliases and the dated ids the API resolves them to; pass as ``models=`` to resolve like the API."""
+
+DEFAULT_TEXT = "This is a reply from the local Anthropic-compatible server."
+
+_BASE_INPUT_TOKENS = 8
+_TOKENS_PER_MESSAGE = 3
+_BATCH_TTL = timedelta(hours=24)
+
+# Header values safe to keep in the request log; everything else is kept by name only.
+_LOGGED_HEADER_VALUES = frozenset(
+    {
+        "anthropic-version",
+        "anthropic-beta",
+        "content-type",
+        "accept",
+        "user-agent",
+        "idempotency-key",
+        "x-stainless-retry-count",
+        "x-stainless-helper",
+        "x-stainless-helper-method",
+        "x-stainless-timeout",
+    }
+)
+
+
+def _normalise_fault(kind: str | int) -> FaultKind:
+    text = str(kind)
+    for known in FAULT_KINDS:
+        if text == known:
+            return known
+    if text in _FAULT_ALIASES:
+        return _FAULT_ALIASES[text]
+    raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Public data types
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply from a responder or a rule, when a bare string or JSON value is not enough.
+
+    ``text`` is sent as is; ``data`` (any JSON value) is sent as its JSON text. ``usage`` entries
+    (``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``)
+    override the server's estimates; ``model`` overrides the resolved model id.
+    """
+
+    text: str | None = None
+    data: Any = None
+    stop_reason: str = "end_turn"
+    model: str | None = None
+    usage: Mapping[str, int] | None = None
+
+    def render(self) -> str:
+        if self.text is not None:
+            return self.text
+        if self.data is not None:
+            return json.dumps(self.data, ensure_ascii=False)
+        return ""
+
+
+Responder = Callable[[dict[str, Any]], "str | dict[str, Any] | list[Any] | Reply"]
+"""``(request_body) -> reply``: a string is the reply text, a dict or list is sent as JSON text."""
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Which requests fail, and how.
+
+    ``schedule`` maps a request index (0-based, in order of arrival, counting every request the server
+    receives) to a fault kind. Other requests fail with probability ``rate``, with a kind drawn from
+    ``kinds``; the draw for each index depends only on ``seed`` and the index, so a plan is reproducible
+    whatever the thread timing. The default kinds are the ones that fail fast (no ``timeout`` or
+    ``malformed``); name them to include them.
+    """
+
+    rate: float = 0.0
+    kinds: Sequence[FaultKind | str] = _QUICK_FAULT_KINDS
+    seed: int = 0
+    schedule: Mapping[int, FaultKind | str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")
+        kinds = tuple(_normalise_fault(k) for k in self.kinds)
+        if self.rate > 0 and not kinds:
+            raise ValueError("a fault rate needs at least one fault kind")
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "schedule", {int(i): _normalise_fault(k) for i, k in self.schedule.items()})
+
+    def fault_for(self, index: int) -> FaultKind | None:
+        """The fault for the request with this index, or None."""
+        scheduled = self.schedule.get(index)
+        if scheduled is not None:
+            return cast(FaultKind, scheduled)
+        if self.rate <= 0:
+            return None
+        rng = random.Random(f"evalkit-fault:{self.seed}:{index}")
+        if rng.random() < self.rate:
+            return cast(FaultKind, rng.choice(list(self.kinds)))
+        return None
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request as the server saw it. Secrets are never kept: auth headers are logged by name only.
+
+    ``status`` is None while a request is in flight and for faults that send no response
+    (``connection_reset``, ``timeout``). Times are ``time.monotonic()`` seconds.
+    """
+
+    index: int
+    method: str
+    path: str
+    body: Any
+    header_names: tuple[str, ...]
+    headers: Mapping[str, str]
+    auth: Literal["x-api-key", "bearer"] | None
+    fault: FaultKind | None
+    status: int | None
+    started_at: float
+    finished_at: float | None
+
+    @property
+    def auth_present(self) -> bool:
+        return self.auth is not None
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.finished_at is None else self.finished_at - self.started_at
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Request helpers: text extraction, token estimates, structured output
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _content_text(content: Any) -> str:
+    """The text of a message's content, for estimates and rule matching."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "text":
+                    parts.append(str(block.get("text", "")))
+                elif kind == "tool_result":
+                    parts.append(_content_text(block.get("content")))
+                elif kind == "tool_use":
+                    parts.append(str(block.get("name", "")) + _canonical(block.get("input", {})))
+                elif kind in ("thinking", "redacted_thinking"):
+                    parts.append(str(block.get("thinking", "")))
+                else:
+                    parts.append(_canonical(block))
+        return "\n".join(parts)
+    return _canonical(content)
+
+
+def last_user_text(body: Mapping[str, Any]) -> str:
+    """The text of the last user message of a Messages request ("" when there is none)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _content_text(message.get("content"))
+    return ""
+
+
+def estimate_tokens(text: str) -> int:
+    """About one token per four characters (rounded up)."""
+    return (len(text) + 3) // 4
+
+
+def output_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks the reply to follow, or None.
+
+    Reads ``output_config.format`` (what ``messages.parse(output_format=...)`` sends) and the older
+    top-level ``output_format``.
+    """
+    config = body.get("output_config")
+    fmt = config.get("format") if isinstance(config, dict) else None
+    if fmt is None:
+        fmt = body.get("output_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        schema = fmt.get("schema")
+        return schema if isinstance(schema, dict) else {}
+    return None
+
+
+def count_input_tokens(body: Mapping[str, Any]) -> int:
+    """The deterministic input-token estimate that both ``/v1/messages`` and ``count_tokens`` report.
+
+    About one token per four characters of the system prompt, the messages' text, the tools' JSON and
+    the output format's JSON, plus a few tokens per message and a small constant. Fields that
+    ``count_tokens`` does not take (``max_tokens``, ``temperature``, ...) do not count.
+    """
+    parts: list[str] = []
+    system = body.get("system")
+    if system is not None:
+        parts.append(_content_text(system))
+    messages = body.get("messages")
+    n_messages = 0
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, dict):
+                n_messages += 1
+                parts.append(_content_text(message.get("content")))
+    tools = body.get("tools")
+    if tools:
+        parts.append(_canonical(tools))
+    schema = output_schema(body)
+    if schema is not None:
+        parts.append(_canonical(schema))
+    return estimate_tokens("\n".join(parts)) + _TOKENS_PER_MESSAGE * n_messages + _BASE_INPUT_TOKENS
+
+
+_FORMAT_EXAMPLES = {
+    "date-time": "2026-01-01T00:00:00Z",
+    "date": "2026-01-01",
+    "time": "00:00:00",
+    "duration": "P1D",
+    "email": "user@example.com",
+    "hostname": "example.com",
+    "uri": "https://example.com",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "uuid": "00000000-0000-0000-0000-000000000000",
+}
+
+
+def example_from_schema(
+    schema: Mapping[str, Any], _root: Mapping[str, Any] | None = None, _depth: int = 0
+) -> Any:
+    """A small JSON value that follows ``schema`` (the first enum value, every property, ...).
+
+    Used as the default reply to a structured-output request, so that offline runs get parseable
+    output. Constraints that the SDK moves into descriptions (minimum, pattern, ...) are not honoured.
+    """
+    root = _root if _root is not None else schema
+    if _depth > 32:
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        return example_from_schema(target, root, _depth + 1)
+    if "const" in schema:
+        return schema["const"]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        variants = schema.get(key)
+        if isinstance(variants, list) and variants:
+            non_null = [v for v in variants if isinstance(v, dict) and v.get("type") != "null"]
+            return example_from_schema((non_null or variants)[0], root, _depth + 1)
+    type_ = schema.get("type")
+    if isinstance(type_, list):
+        type_ = next((t for t in type_ if t != "null"), "null")
+    if type_ == "object" or (type_ is None and "properties" in schema):
+        props = schema.get("properties") or {}
+        return {name: example_from_schema(sub, root, _depth + 1) for name, sub in props.items()}
+    if type_ == "array":
+        items = schema.get("items")
+        if isinstance(items, dict) and int(schema.get("minItems", 0) or 0) > 0:
+            return [example_from_schema(items, root, _depth + 1)]
+        return []
+    if type_ == "string":
+        return _FORMAT_EXAMPLES.get(str(schema.get("format", "")), "example")
+    if type_ == "integer":
+        return 1
+    if type_ == "number":
+        return 1.0
+    if type_ == "boolean":
+        return False
+    return None
+
+
+def _error_type_for(status: int) -> str:
+    return {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        529: "overloaded_error",
+    }.get(status, "api_error" if status >= 500 else "invalid_request_error")
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class _RequestError(Exception):
+    """An API error answered to the client (400, 404, ...)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class _ResolvedReply:
+    text: str
+    stop_reason: str
+    model: str
+    usage: dict[str, Any]
+
+
+@dataclass
+class _Batch:
+    id: str
+    created_at: datetime
+    ready_at: float
+    items: list[tuple[str, dict[str, Any]]]
+    cancel_initiated_at: datetime | None = None
+    ended_at: datetime | None = None
+    results: list[dict[str, Any]] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class _Record:
+    index: int
+    method: str
+    path: str
+    body: Any
+    header_names: tuple[str, ...]
+    headers: dict[str, str]
+    auth: Literal["x-api-key", "bearer"] | None
+    fault: FaultKind | None = None
+    status: int | None = None
+    started_at: float = 0.0
+    finished_at: float | None = None
+
+    def snapshot(self) -> RequestRecord:
+        return RequestRecord(
+            index=self.index,
+            method=self.method,
+            path=self.path,
+            body=self.body,
+            header_names=self.header_names,
+            headers=dict(self.headers),
+            auth=self.auth,
+            fault=self.fault,
+            status=self.status,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+        )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# HTTP plumbing
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+    app: LocalAnthropicServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+    # Idle keep-alive connections are dropped after this many seconds.
+    timeout = 30.0
+
+    def on_answer(self, status: int | None) -> None:
+        """Called just before a response (or an abort) goes out; the server completes its log record."""
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.app._track_connection(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+        finally:
+            self.server.app._track_connection(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        self.server.app._handle(self)
+
+    def do_POST(self) -> None:
+        self.server.app._handle(self)
+
+    def do_DELETE(self) -> None:
+        self.server.app._handle(self)
+
+    def read_body(self) -> bytes:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            chunks = []
+            while True:
+                size_line = self.rfile.readline()
+                size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def send_bytes(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
+        self.on_answer(status)
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def abort(self) -> None:
+        """Close the connection at once (RST), without a response."""
+        self.on_answer(None)
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        with contextlib.suppress(OSError):
+            self.connection.close()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The server
+
+
+class LocalAnthropicServer:
+    """An Anthropic-compatible API server on 127.0.0.1, for tests, benchmarks and offline development.
+
+    Args:
+        responder: ``(request_body) -> str | dict | list | Reply`` for every message reply not matched by
+            a rule. An exception in it answers 500 ``api_error`` (and is kept in ``responder_errors``).
+        rules: ``(regex, reply)`` pairs, tried in order with ``re.search`` on the text of the last user
+            message; the first match wins.
+        text: the reply when no rule matches and there is no responder. A structured-output request
+            gets a small example of its schema instead.
+        models: requested model -> the resolved id the reply names (e.g. ``PINNED_MODEL_IDS``);
+            a model not in it is echoed.
+        latency: seconds to wait before each ``/v1/messages`` reply, or ``(request_body) -> seconds``.
+        faults: ``{request_index: kind}`` or a ``FaultPlan``. Indexes count every request in order of
+            arrival; a request that fails authentication is answered 401 and gets no fault.
+        retry_after: seconds sent in the ``retry-after`` header of a 429.
+        hang_s: how long a ``timeout`` fault holds the request before closing it.
+        batch_delay: seconds after creation before a batch ends (0: ended at the first retrieve).
+        api_key: if set, the only key accepted; otherwise any non-empty key is.
+        require_auth: answer 401 to requests without ``x-api-key`` or ``Authorization: Bearer``.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        rules: Sequence[tuple[str | re.Pattern[str], str | dict[str, Any] | list[Any] | Reply]] = (),
+        text: str = DEFAULT_TEXT,
+        models: Mapping[str, str] | None = None,
+        latency: float | Callable[[dict[str, Any]], float] = 0.0,
+        faults: Mapping[int, FaultKind | str] | FaultPlan | None = None,
+        retry_after: float = 1.0,
+        hang_s: float = 10.0,
+        batch_delay: float = 0.0,
+        api_key: str | None = None,
+        require_auth: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.responder = responder
+        self.rules: list[tuple[re.Pattern[str], str | dict[str, Any] | list[Any] | Reply]] = [
+            (re.compile(pattern) if isinstance(pattern, str) else pattern, reply) for pattern, reply in rules
+        ]
+        self.text = text
+        self.models: dict[str, str] = dict(models or {})
+        self.latency = latency
+        if faults is None:
+            self.faults = FaultPlan()
+        elif isinstance(faults, FaultPlan):
+            self.faults = faults
+        else:
+            self.faults = FaultPlan(schedule=faults)
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.batch_delay = batch_delay
+        self._expected_key = api_key
+        self.require_auth = require_auth
+        self.host = host
+        self.port = port
+
+        self.responder_errors: list[BaseException] = []
+        self._log: list[_Record] = []
+        self._log_lock = threading.Lock()
+        self._counter = itertools.count()
+        self._ids = itertools.count(1)
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._batches: dict[str, _Batch] = {}
+        self._batches_lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle ------------------------------------------------------------------------------------------
+
+    def start(self) -> LocalAnthropicServer:
+        """Bind (a free port when ``port=0``) and serve on a daemon thread. Returns self."""
+        if self._httpd is not None:
+            raise RuntimeError("server already started")
+        httpd = _HTTPServer((self.host, self.port), _Handler)
+        httpd.app = self
+        self._httpd = httpd
+        self.port = int(httpd.server_address[1])
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"evalkit-local-anthropic-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, drop open connections and wake requests that are sleeping (latency, hangs)."""
+        httpd = self._httpd
+        if httpd is None or self._stopping.is_set():
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        with self._connections_lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+    def __enter__(self) -> LocalAnthropicServer:
+        if self._httpd is None:
+            self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash); pass it as the SDK's ``base_url``."""
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        return f"http://{host}:{self.port}"
+
+    # ---- request log ----------------------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """A snapshot of the request log, in order of arrival."""
+        with self._log_lock:
+            return [record.snapshot() for record in self._log]
+
+    def requests_to(self, path: str, method: str | None = None) -> list[RequestRecord]:
+        """The logged requests to one path (``/v1/messages``, ...), optionally of one method."""
+        return [r for r in self.requests if r.path == path and (method is None or r.method == method)]
+
+    def clear_log(self) -> None:
+        """Forget logged requests and the in-flight maximum (request indexes keep counting)."""
+        with self._log_lock:
+            self._log.clear()
+            self._max_in_flight = self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests the server has been handling at once."""
+        with self._log_lock:
+            return self._max_in_flight
+
+    @property
+    def in_flight(self) -> int:
+        with self._log_lock:
+            return self._in_flight
+
+    # ---- internals ------------------------------------------------------------------------------------------
+
+    def _track_connection(self, conn: socket.socket, *, add: bool) -> None:
+        with self._connections_lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _next_id(self, prefix: str) -> str:
+        return f"{prefix}_local_{next(self._ids):012x}"
+
+    def _auth_of(self, handler: _Handler) -> tuple[Literal["x-api-key", "bearer"] | None, bool]:
+        """Which auth scheme the request used, and whether its key is acceptable."""
+        key = handler.headers.get("x-api-key")
+        if key:
+            return "x-api-key", self._expected_key is None or key == self._expected_key
+        authorization = handler.headers.get("authorization") or ""
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return "bearer", self._expected_key is None or token.strip() == self._expected_key
+        return None, False
+
+    def _handle(self, handler: _Handler) -> None:
+        started = time.monotonic()
+        method = handler.command
+        path = urlsplit(handler.path).path.rstrip("/") or "/"
+        try:
+            raw = handler.read_body()
+        except (OSError, ValueError):
+            handler.abort()
+            return
+        body: Any = None
+        body_error: str | None = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError as exc:
+                body_error = f"request body is not valid JSON: {exc}"
+        auth, auth_ok = self._auth_of(handler)
+        names = tuple(sorted({name.lower() for name in handler.headers}))
+        logged = {
+            name.lower(): value
+            for name, value in handler.headers.items()
+            if name.lower() in _LOGGED_HEADER_VALUES
+        }
+        with self._log_lock:
+            record = _Record(
+                index=next(self._counter),
+                method=method,
+                path=path,
+                body=body,
+                header_names=names,
+                headers=logged,
+                auth=auth,
+                started_at=started,
+            )
+            self._log.append(record)
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        request_id = f"req_local_{record.index:012x}"
+        # The record is completed just before the answer leaves, so that a client that has its reply
+        # always finds the request logged with its status (and no longer in flight).
+        handler.on_answer = lambda status: self._complete(record, status)  # type: ignore[method-assign]
+        try:
+            self._respond(handler, record, body, body_error, auth_ok, request_id)
+        except OSError:
+            handler.close_connection = True  # the client went away (or the server is stopping)
+        except Exception as exc:  # a bug here must not kill the connection silently
+            self.responder_errors.append(exc)
+            if record.finished_at is None:
+                self._send_error(handler, 500, f"local server error: {exc}", request_id)
+        finally:
+            self._complete(record, None)
+
+    def _complete(self, record: _Record, status: int | None) -> None:
+        with self._log_lock:
+            if record.finished_at is not None:
+                return
+            record.status = status
+            record.finished_at = time.monotonic()
+            self._in_flight -= 1
+
+    def _send_json(
+        self,
+        handler: _Handler,
+        status: int,
+        payload: Any,
+        request_id: str,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> int:
+        headers = {"content-type": "application/json", "request-id": request_id, **(extra_headers or {})}
+        handler.send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), headers)
+        return status
+
+    def _send_error(
+        self,
+        handler: _Handler,
+        status: int,
+        message: str,
+        request_id: str,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> int:
+        payload = {
+            "type": "error",
+            "error": {"type": _error_type_for(status), "message": message},
+            "request_id": request_id,
+        }
+        return self._send_json(handler, status, payload, request_id, extra_headers)
+
+    def _respond(
+        self,
+        handler: _Handler,
+        record: _Record,
+        body: Any,
+        body_error: str | None,
+        auth_ok: bool,
+        request_id: str,
+    ) -> int | None:
+        if self.require_auth and not auth_ok:
+            message = (
+                "invalid x-api-key"
+                if record.auth is not None
+                else "missing authentication: send an x-api-key or an Authorization: Bearer header"
+            )
+            return self._send_error(handler, 401, message, request_id)
+
+        fault = self.faults.fault_for(record.index)
+        if fault is not None:
+            with self._log_lock:
+                record.fault = fault
+            return self._inject(handler, fault, request_id)
+
+        try:
+            if body_error is not None:
+                raise _RequestError(400, body_error)
+            return self._route(handler, record.method, record.path, body, request_id)
+        except _RequestError as exc:
+            return self._send_error(handler, exc.status, exc.message, request_id)
+
+    def _inject(self, handler: _Handler, fault: FaultKind, request_id: str) -> int | None:
+        if fault == "rate_limit":
+            seconds = self.retry_after
+            header = str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
+            return self._send_error(
+                handler,
+                429,
+                "Number of requests has exceeded your rate limit",
+                request_id,
+                {"retry-after": header},
+            )
+        if fault == "overloaded":
+            return self._send_error(handler, 529, "Overloaded", request_id)
+        if fault == "server_error":
+            return self._send_error(handler, 500, "Internal server error", request_id)
+        if fault == "connection_reset":
+            handler.abort()
+            return None
+        if fault == "timeout":
+            self._sleep(self.hang_s)
+            handler.abort()
+            return None
+        # malformed: a 200 whose JSON body is cut short
+        payload = (
+            b'{"id": "msg_local_malformed", "type": "message", "role": "assistant", "content": [{"type": "te'
+        )
+        handler.send_bytes(200, payload, {"content-type": "application/json", "request-id": request_id})
+        return 200
+
+    def _route(self, handler: _Handler, method: str, path: str, body: Any, request_id: str) -> int:
+        if path == "/v1/messages" and method == "POST":
+            message = self._message_reply(self._require_dict(body), request_id, latency=True)
+            return self._send_json(handler, 200, message, request_id)
+        if path == "/v1/messages/count_tokens" and method == "POST":
+            count_body = self._require_dict(body)
+            self._validate_messages(count_body, count_only=True)
+            return self._send_json(handler, 200, {"input_tokens": count_input_tokens(count_body)}, request_id)
+        if path == "/v1/messages/batches":
+            if method == "POST":
+                return self._send_json(handler, 200, self._create_batch(self._require_dict(body)), request_id)
+            if method == "GET":
+                return self._send_json(handler, 200, self._list_batches(), request_id)
+        match = re.fullmatch(r"/v1/messages/batches/([^/]+)(/results|/cancel)?", path)
+        if match:
+            batch_id, action = match.group(1), match.group(2)
+            if action is None and method == "GET":
+                return self._send_json(handler, 200, self._batch_json(self._get_batch(batch_id)), request_id)
+            if action is None and method == "DELETE":
+                self._delete_batch(batch_id)
+                return self._send_json(
+                    handler, 200, {"id": batch_id, "type": "message_batch_deleted"}, request_id
+                )
+            if action == "/cancel" and method == "POST":
+                return self._send_json(handler, 200, self._cancel_batch(batch_id), request_id)
+            if action == "/results" and method == "GET":
+                lines = self._batch_results(batch_id)
+                payload = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode(
+                    "utf-8"
+                )
+                handler.send_bytes(
+                    200, payload, {"content-type": "application/x-jsonl", "request-id": request_id}
+                )
+                return 200
+        raise _RequestError(404, f"no route for {method} {path}")
+
+    @staticmethod
+    def _require_dict(body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise _RequestError(400, "request body must be a JSON object")
+        return body
+
+    @staticmethod
+    def _validate_messages(body: Mapping[str, Any], *, count_only: bool = False) -> None:
+        if not isinstance(body.get("model"), str) or not body.get("model"):
+            raise _RequestError(400, "model: field required")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise _RequestError(400, "messages: at least one message is required")
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                raise _RequestError(400, f"messages.{i}.role: must be 'user' or 'assistant'")
+            if "content" not in message:
+                raise _RequestError(400, f"messages.{i}.content: field required")
+        if count_only:
+            return
+        max_tokens = body.get("max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise _RequestError(400, "max_tokens: must be a positive integer")
+        if body.get("stream"):
+            raise _RequestError(400, "stream: streaming is not supported by the local server")
+
+    def _resolve_reply(self, body: dict[str, Any]) -> _ResolvedReply:
+        reply: str | dict[str, Any] | list[Any] | Reply | None = None
+        if self.rules:
+            user_text = last_user_text(body)
+            for pattern, rule_reply in self.rules:
+                if pattern.search(user_text):
+                    reply = rule_reply
+                    break
+        if reply is None and self.responder is not None:
+            try:
+                reply = self.responder(body)
+            except Exception as exc:
+                self.responder_errors.append(exc)
+                raise _RequestError(500, f"responder raised {type(exc).__name__}: {exc}") from exc
+        if reply is None:
+            schema = output_schema(body)
+            reply = self.text if schema is None else Reply(data=example_from_schema(schema))
+
+        requested = str(body.get("model"))
+        model = self.models.get(requested, requested)
+        stop_reason = "end_turn"
+        overrides: Mapping[str, int] = {}
+        if isinstance(reply, Reply):
+            text = reply.render()
+            stop_reason = reply.stop_reason
+            model = reply.model or model
+            overrides = reply.usage or {}
+        elif isinstance(reply, str):
+            text = reply
+        else:
+            text = json.dumps(reply, ensure_ascii=False)
+        usage: dict[str, Any] = {
+            "input_tokens": count_input_tokens(body),
+            "output_tokens": max(1, estimate_tokens(text)),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        usage.update(overrides)
+        return _ResolvedReply(text=text, stop_reason=stop_reason, model=model, usage=usage)
+
+    def _message_reply(
+        self, body: dict[str, Any], request_id: str, *, latency: bool, batch: bool = False
+    ) -> dict[str, Any]:
+        self._validate_messages(body)
+        if latency:
+            delay = self.latency(body) if callable(self.latency) else self.latency
+            self._sleep(float(delay))
+        reply = self._resolve_reply(body)
+        usage = {**reply.usage, "service_tier": "batch" if batch else "standard"}
+        return {
+            "id": self._next_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model,
+            "content": [{"type": "text", "text": reply.text}],
+            "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    # ---- batches --------------------------------------------------------------------------------------------
+
+    def _create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            raise _RequestError(400, "requests: at least one request is required")
+        items: list[tuple[str, dict[str, Any]]] = []
+        seen: set[str] = set()
+        for i, item in enumerate(requests):
+            if not isinstance(item, dict):
+                raise _RequestError(400, f"requests.{i}: must be an object")
+            custom_id = item.get("custom_id")
+            params = item.get("params")
+            if not isinstance(custom_id, str) or not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", custom_id):
+                raise _RequestError(400, f"requests.{i}.custom_id: 1-64 letters, digits, '_' or '-'")
+            if custom_id in seen:
+                raise _RequestError(400, f"requests.{i}.custom_id: duplicate custom_id {custom_id!r}")
+            if not isinstance(params, dict):
+                raise _RequestError(400, f"requests.{i}.params: must be an object")
+            seen.add(custom_id)
+            items.append((custom_id, params))
+        batch = _Batch(
+            id=self._next_id("msgbatch"),
+            created_at=datetime.now(UTC),
+            ready_at=time.monotonic() + self.batch_delay,
+            items=items,
+        )
+        with self._batches_lock:
+            self._batches[batch.id] = batch
+        return self._batch_json(batch, fresh=True)
+
+    def _get_batch(self, batch_id: str) -> _Batch:
+        with self._batches_lock:
+            batch = self._batches.get(batch_id)
+        if batch is None:
+            raise _RequestError(404, f"no message batch {batch_id!r}")
+        return batch
+
+    def _delete_batch(self, batch_id: str) -> None:
+        batch = self._get_batch(batch_id)
+        self._settle(batch)
+        if batch.ended_at is None:
+            raise _RequestError(400, "a batch can be deleted only once it has ended; cancel it first")
+        with self._batches_lock:
+            self._batches.pop(batch_id, None)
+
+    def _list_batches(self) -> dict[str, Any]:
+        with self._batches_lock:
+            batches = sorted(self._batches.values(), key=lambda b: b.created_at, reverse=True)
+        data = [self._batch_json(b) for b in batches]
+        return {
+            "data": data,
+            "has_more": False,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+        }
+
+    def _settle(self, batch: _Batch) -> None:
+        """End the batch if it is due (or canceled), computing its results once."""
+        with batch.lock:
+            if batch.results is not None:
+                return
+            if batch.cancel_initiated_at is not None:
+                batch.results = [{"custom_id": cid, "result": {"type": "canceled"}} for cid, _ in batch.items]
+            elif time.monotonic() >= batch.ready_at:
+                batch.results = [self._batch_item_result(cid, params) for cid, params in batch.items]
+            else:
+                return
+            batch.ended_at = datetime.now(UTC)
+
+    def _batch_item_result(self, custom_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            message = self._message_reply(params, "", latency=False, batch=True)
+        except _RequestError as exc:
+            error = {
+                "type": "error",
+                "error": {"type": _error_type_for(exc.status), "message": exc.message},
+                "request_id": None,
+            }
+            return {"custom_id": custom_id, "result": {"type": "errored", "error": error}}
+        return {"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}
+
+    def _batch_json(self, batch: _Batch, *, fresh: bool = False) -> dict[str, Any]:
+        if not fresh:
+            self._settle(batch)
+        ended = batch.results is not None
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if batch.results is None:
+            counts["processing"] = len(batch.items)
+            status = "canceling" if batch.cancel_initiated_at is not None else "in_progress"
+        else:
+            for line in batch.results:
+                counts[line["result"]["type"]] += 1
+            status = "ended"
+        return {
+            "id": batch.id,
+            "type": "message_batch",
+            "processing_status": status,
+            "request_counts": counts,
+            "created_at": _rfc3339(batch.created_at),
+            "expires_at": _rfc3339(batch.created_at + _BATCH_TTL),
+            "ended_at": _rfc3339(batch.ended_at) if batch.ended_at else None,
+            "cancel_initiated_at": _rfc3339(batch.cancel_initiated_at) if batch.cancel_initiated_at else None,
+            "archived_at": None,
+            "results_url": f"{self.base_url}/v1/messages/batches/{batch.id}/results" if ended else None,
+        }
+
+    def _cancel_batch(self, batch_id: str) -> dict[str, Any]:
+        batch = self._get_batch(batch_id)
+        self._settle(batch)
+        with batch.lock:
+            if batch.results is None and batch.cancel_initiated_at is None:
+                batch.cancel_initiated_at = datetime.now(UTC)
+        # The cancel reply shows `canceling`; the next retrieve shows the batch ended.
+        return self._batch_json(batch, fresh=True)
+
+    def _batch_results(self, batch_id: str) -> list[dict[str, Any]]:
+        batch = self._get_batch(batch_id)
+        self._settle(batch)
+        if batch.results is None:
+            raise _RequestError(400, f"message batch {batch_id!r} is still processing")
+        return list(batch.results)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evalkit.testing.server",
+        description="Serve a local Anthropic-compatible API until Ctrl-C, for offline suite development.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default)")
+    parser.add_argument("--text", default=DEFAULT_TEXT, help="the reply text for every message")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
+    parser.add_argument("--batch-delay", type=float, default=0.0, help="seconds before a batch ends")
+    parser.add_argument(
+        "--resolve-models",
+        action="store_true",
+        help="answer undated aliases with the dated model ids (claude-sonnet-4-5 -> claude-sonnet-4-5-20250929)",
+    )
+    parser.add_argument("--no-auth", action="store_true", help="accept requests without an API key")
+    args = parser.parse_args(argv)
+
+    server = LocalAnthropicServer(
+        text=args.text,
+        latency=args.latency,
+        batch_delay=args.batch_delay,
+        models=PINNED_MODEL_IDS if args.resolve_models else None,
+        require_auth=not args.no_auth,
+        host=args.host,
+        port=args.port,
+    ).start()
+    print(server.base_url, flush=True)
+    print(
+        f"serving; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+"""Shared pytest configuration: the local Anthropic-compatible server fixtures."""
+
+pytest_plugins = ["evalkit.testing.fixtures"]

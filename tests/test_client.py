@@ -1,0 +1,495 @@
+"""evalkit's client and price table, against the local server through the real SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+import pytest
+
+from evalkit import pricing
+from evalkit.client import (
+    BatchStatus,
+    CallError,
+    CallResult,
+    Client,
+    is_structured,
+    output_format_for,
+    structured_request,
+)
+from evalkit.testing import PINNED_MODEL_IDS, FaultPlan, LocalAnthropicServer, Reply
+
+API_KEY = "sk-ant-test-client-fedcba9876543210"
+MODEL = "claude-haiku-4-5"
+MakeServer = Callable[..., LocalAnthropicServer]
+
+
+class Ticket(pydantic.BaseModel):
+    label: Literal["billing", "account", "shipping"]
+    priority: int
+    summary: str
+
+
+TICKET = {"label": "billing", "priority": 2, "summary": "Charged twice"}
+
+
+def ask(text: str = "My card was charged twice.", **extra: Any) -> dict[str, Any]:
+    return {"model": MODEL, "max_tokens": 200, "messages": [{"role": "user", "content": text}], **extra}
+
+
+_open_clients: list[Client] = []
+
+
+def client_for(server: LocalAnthropicServer, **kwargs: Any) -> Client:
+    client = Client(api_key=API_KEY, base_url=server.base_url, **kwargs)
+    _open_clients.append(client)
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No ambient credentials or price file; clients made by the test are closed after it."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", pricing.PRICES_ENV_VAR):
+        monkeypatch.delenv(name, raising=False)
+    yield
+    while _open_clients:
+        _open_clients.pop().close()
+
+
+# ---- results ---------------------------------------------------------------------------------------------------
+
+
+def test_create_returns_text_usage_cost_and_ids(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(rules=[("charged", "billing")], models=PINNED_MODEL_IDS)
+    with client_for(server) as client:
+        result = client.create(ask())
+
+    (record,) = server.requests
+    usage = result.message["usage"]
+    assert result.text == "billing"
+    assert result.json is None
+    assert result.model == "claude-haiku-4-5-20251001"
+    assert result.requested_model == MODEL
+    assert result.request_id is not None and result.request_id.startswith("req_local_")
+    assert result.stop_reason == "end_turn"
+    assert result.input_tokens == usage["input_tokens"] > 0
+    assert result.output_tokens == usage["output_tokens"] > 0
+    assert result.cache_creation_input_tokens == 0 and result.cache_read_input_tokens == 0
+    assert result.cost_usd == pytest.approx((result.input_tokens * 1.0 + result.output_tokens * 5.0) / 1e6)
+    assert 0 < result.latency_s < 5
+    assert result.batch is False
+    assert result.message["content"] == [{"type": "text", "text": "billing"}]
+    assert record.body == ask()
+
+
+def test_unknown_model_has_no_cost(anthropic_server: LocalAnthropicServer) -> None:
+    result = client_for(anthropic_server).create(ask(model="house-model-7"))
+    assert result.model == "house-model-7"
+    assert result.cost_usd is None
+
+
+def test_cache_usage_is_priced(make_anthropic_server: MakeServer) -> None:
+    usage = {"input_tokens": 1000, "output_tokens": 100, "cache_creation_input_tokens": 2000}
+    server = make_anthropic_server(
+        lambda body: Reply(text="ok", usage={**usage, "cache_read_input_tokens": 4000})
+    )
+    result = client_for(server).create(ask(model="claude-haiku-4-5-20251001"))
+    expected = (1000 * 1 + 100 * 5 + 2000 * 1.25 + 4000 * 0.1) / 1e6
+    assert result.cache_creation_input_tokens == 2000 and result.cache_read_input_tokens == 4000
+    assert result.cost_usd == pytest.approx(expected)
+
+
+def test_result_rebuilds_from_its_message(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(lambda body: TICKET, models=PINNED_MODEL_IDS)
+    client = client_for(server)
+    for request in (ask(), structured_request(ask(), Ticket)):
+        result = client.create(request)
+        cached = json.loads(json.dumps(result.message))  # as a cache would store it
+        rebuilt = CallResult.from_message(
+            cached,
+            requested_model=MODEL,
+            latency_s=result.latency_s,
+            structured=is_structured(request),
+            request_id=result.request_id,
+        )
+        assert rebuilt == result
+    assert CallResult.model_validate_json(result.model_dump_json()) == result
+    with pytest.raises(CallError) as caught:
+        CallResult.from_message({"type": "error"}, requested_model=MODEL)
+    assert caught.value.kind == "bad_response"
+
+
+def test_request_keys_the_sdk_does_not_take_are_sent_in_the_body(
+    anthropic_server: LocalAnthropicServer,
+) -> None:
+    request = ask(temperature=0.0, top_p=0.9, metadata={"user_id": "u-1"}, stop_sequences=["END"])
+    client_for(anthropic_server).create(request)
+    assert anthropic_server.requests[0].body == request
+
+
+def test_requests_are_checked_before_sending(anthropic_server: LocalAnthropicServer) -> None:
+    client = client_for(anthropic_server)
+    with pytest.raises(ValueError, match="max_tokens"):
+        client.create({"model": MODEL, "messages": []})
+    with pytest.raises(ValueError, match="stream"):
+        client.create(ask(stream=True))
+    assert anthropic_server.requests == []
+
+
+# ---- structured output -----------------------------------------------------------------------------------------
+
+
+def test_structured_request_is_what_messages_parse_sends(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(lambda body: TICKET)
+    client = client_for(server)
+    instance, parsed = client.parse(ask(), Ticket)
+    created = client.create(structured_request(ask(), Ticket))
+
+    parse_body, create_body = (r.body for r in server.requests)
+    assert create_body == parse_body
+    assert parse_body["output_config"] == {"format": output_format_for(Ticket)}
+    assert parse_body["output_config"]["format"]["type"] == "json_schema"
+    assert instance == Ticket.model_validate(TICKET)
+    assert parsed.json == created.json == TICKET
+    assert parsed.message["content"] == created.message["content"]  # no SDK-only fields (parsed_output)
+    assert created.text == json.dumps(TICKET)
+
+
+def test_structured_request_keeps_other_output_settings() -> None:
+    request = ask(output_config={"effort": "low"})
+    out = structured_request(request, Ticket)
+    assert out["output_config"]["effort"] == "low"
+    assert out["output_config"]["format"] == output_format_for(Ticket)
+    assert "format" not in request["output_config"]  # the input is not changed
+    assert is_structured(out) and not is_structured(request)
+
+
+def test_parse_of_a_reply_that_does_not_fit_is_a_bad_response(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(lambda body: {"label": "weather"})
+    with pytest.raises(CallError) as caught:
+        client_for(server, max_retries=0).parse(ask(), Ticket)
+    assert caught.value.kind == "bad_response"
+    assert len(server.requests) == 1  # not retried: the model's output is the problem
+    result = client_for(server).create(structured_request(ask(), Ticket))
+    assert result.json == {"label": "weather"}  # create leaves validation to the caller
+
+
+def test_async_create_and_parse(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(lambda body: TICKET)
+    client = client_for(server)
+
+    async def main() -> tuple[CallResult, tuple[Ticket, CallResult]]:
+        try:
+            return await client.acreate(ask()), await client.aparse(ask(), Ticket)
+        finally:
+            await client.aclose()
+
+    created, (instance, parsed) = asyncio.run(main())
+    assert created.text == json.dumps(TICKET) and created.json is None
+    assert instance.label == "billing" and parsed.json == TICKET
+    # a second event loop gets its own SDK client and semaphore
+
+    async def again() -> CallResult:
+        try:
+            return await client.acreate(ask())
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(again()).text == created.text
+
+
+# ---- auth ------------------------------------------------------------------------------------------------------
+
+
+def test_key_and_url_from_the_environment(
+    anthropic_server: LocalAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+    with Client() as client:
+        assert client.create(ask()).text == anthropic_server.text
+    assert anthropic_server.requests[0].auth == "bearer"
+
+
+def test_missing_credentials_are_an_auth_error(
+    anthropic_server: LocalAnthropicServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no credentials profile to discover either
+    for name in (
+        "ANTHROPIC_CONFIG_DIR",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_IDENTITY_TOKEN",
+        "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    with Client(base_url=anthropic_server.base_url) as client, pytest.raises(CallError) as caught:
+        client.create(ask())
+    assert caught.value.kind == "auth"
+    assert anthropic_server.requests == []
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "missing"))  # a profile that is not there
+    with Client(base_url=anthropic_server.base_url) as client, pytest.raises(CallError) as caught:
+        client.create(ask())
+    assert caught.value.kind == "auth"
+
+
+def test_rejected_key_is_an_auth_error_that_does_not_show_the_key(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(api_key="sk-ant-the-only-valid-key-000")
+    client = client_for(server)
+    with pytest.raises(CallError) as caught:
+        client.create(ask())
+
+    error = caught.value
+    assert (error.kind, error.status) == ("auth", 401)
+    assert error.request_id is not None
+    assert not error.retryable
+    assert len(server.requests) == 1
+    assert API_KEY not in str(error) and API_KEY not in repr(error) and API_KEY not in repr(client)
+
+
+def test_api_key_never_reaches_the_request_log(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(faults={0: "rate_limit", 3: "server_error"}, retry_after=0.05)
+    client = client_for(server, max_retries=2)
+    client.create(ask())
+    client.count_tokens(ask())
+    client.parse(ask(), Ticket)
+    batch_id = client.submit_batch([("one", ask())])
+    client.batch_results(batch_id)
+
+    log = server.requests
+    assert len(log) >= 7
+    assert all(r.auth == "bearer" for r in log)
+    assert API_KEY not in repr(log)
+    assert API_KEY not in json.dumps([{"body": r.body, "headers": dict(r.headers)} for r in log])
+
+
+# ---- faults and retries ----------------------------------------------------------------------------------------
+
+FAULTS = ["rate_limit", "overloaded", "server_error", "connection_reset", "timeout", "malformed"]
+
+
+@pytest.mark.parametrize("kind", FAULTS)
+def test_a_fault_is_retried_and_the_call_succeeds(make_anthropic_server: MakeServer, kind: str) -> None:
+    server = make_anthropic_server(faults={0: kind}, retry_after=1, hang_s=1.5)
+    result = client_for(server, max_retries=2, timeout=0.5).create(ask())
+
+    assert result.text == server.text
+    first, second = server.requests
+    assert (first.fault, second.fault) == (kind, None)
+    assert second.status == 200
+    assert result.request_id == f"req_local_{second.index:012x}"
+    if kind == "rate_limit":
+        assert first.status == 429
+        assert second.started_at - first.started_at >= 1.0  # waited for retry-after
+    if kind == "timeout":
+        assert second.started_at - first.started_at >= 0.5  # the client gave up at its timeout
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "status"),
+    [
+        ("rate_limit", "rate_limit", 429),
+        ("overloaded", "overloaded", 529),
+        ("server_error", "server", 500),
+        ("connection_reset", "connection", None),
+        ("timeout", "timeout", None),
+        ("malformed", "bad_response", None),
+    ],
+)
+def test_spent_retries_raise_a_call_error(
+    make_anthropic_server: MakeServer, fault: str, kind: str, status: int | None
+) -> None:
+    server = make_anthropic_server(faults=FaultPlan(rate=1.0, kinds=[fault]), retry_after=0.05, hang_s=1.0)
+    with pytest.raises(CallError) as caught:
+        client_for(server, max_retries=1, timeout=0.3).create(ask())
+
+    error = caught.value
+    assert (error.kind, error.status) == (kind, status)
+    assert error.retryable
+    assert len(server.requests) == 2  # the first try and one retry
+    if status is not None:
+        assert error.request_id == f"req_local_{server.requests[-1].index:012x}"
+    assert API_KEY not in str(error)
+
+
+def test_call_error_round_trips() -> None:
+    error = CallError("overloaded", 529, "Overloaded", "req_1")
+    assert pickle.loads(pickle.dumps(error)) == error
+    assert CallError.from_dict(error.to_dict()) == error
+    assert str(error) == "overloaded 529: Overloaded (request req_1)"
+
+
+# ---- concurrency -----------------------------------------------------------------------------------------------
+
+
+def test_async_calls_are_bounded_by_max_concurrency(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(latency=0.2)
+    client = client_for(server, max_concurrency=4)
+
+    async def main() -> list[CallResult]:
+        try:
+            return await asyncio.gather(*(client.acreate(ask(f"question {i}")) for i in range(12)))
+        finally:
+            await client.aclose()
+
+    started = time.monotonic()
+    results = asyncio.run(main())
+    elapsed = time.monotonic() - started
+
+    assert len(results) == 12
+    assert 0.55 <= elapsed < 2.0  # three rounds of 0.2 s
+    assert server.max_in_flight == 4
+
+
+# ---- count_tokens ----------------------------------------------------------------------------------------------
+
+
+def test_count_tokens_equals_the_usage_of_the_same_request(anthropic_server: LocalAnthropicServer) -> None:
+    client = client_for(anthropic_server)
+    request = structured_request(
+        ask(
+            system="Sort tickets into queues.",
+            temperature=0.0,
+            tools=[{"name": "lookup", "description": "Find an order", "input_schema": {"type": "object"}}],
+        ),
+        Ticket,
+    )
+    counted = client.count_tokens(request)
+    assert counted == client.create(request).input_tokens
+    count_body = anthropic_server.requests[0].body
+    assert "max_tokens" not in count_body and "temperature" not in count_body
+    assert client.count_tokens(ask()) < counted
+
+
+# ---- batches ---------------------------------------------------------------------------------------------------
+
+
+def test_batch_round_trip(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(
+        lambda body: TICKET if is_structured(body) else "plain", batch_delay=0.2, models=PINNED_MODEL_IDS
+    )
+    client = client_for(server)
+    items = [
+        ("text", ask()),
+        ("structured", structured_request(ask(), Ticket)),
+        ("invalid", {"model": MODEL, "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]}),
+    ]
+    batch_id = client.submit_batch(items)
+
+    status = client.batch_status(batch_id)
+    assert isinstance(status, BatchStatus)
+    assert (status.processing_status, status.processing, status.total) == ("in_progress", 3, 3)
+    with pytest.raises(CallError, match="has not ended"):
+        client.batch_results(batch_id)
+    ended = client.wait_for_batch(batch_id, poll_interval=0.05, timeout=5)
+    assert ended.ended and (ended.succeeded, ended.errored) == (2, 1)
+
+    results = client.batch_results(batch_id)
+    text, structured, invalid = results["text"], results["structured"], results["invalid"]
+    assert isinstance(text, CallResult) and isinstance(structured, CallResult)
+    assert text.text == "plain" and text.batch and text.requested_model == MODEL
+    assert text.model == "claude-haiku-4-5-20251001"
+    standard = pricing.cost_usd(text.model, text.message["usage"])
+    assert standard is not None and text.cost_usd == pytest.approx(standard / 2)
+    assert structured.json == TICKET
+    assert isinstance(invalid, CallError) and (invalid.kind, invalid.status) == ("bad_request", 400)
+
+    # another client (another process, say) passes the requests to get the same results
+    again = client_for(server).batch_results(batch_id, requests=dict(items))
+    rebuilt = again["structured"]
+    assert isinstance(rebuilt, CallResult)
+    assert rebuilt == structured.model_copy(update={"latency_s": rebuilt.latency_s})
+
+
+def test_cancel_batch(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(batch_delay=60)
+    client = client_for(server)
+    batch_id = client.submit_batch([(f"item-{i}", ask(f"q{i}")) for i in range(2)])
+    assert client.cancel_batch(batch_id).processing_status == "canceling"
+    assert client.batch_status(batch_id).canceled == 2
+    results = client.batch_results(batch_id)
+    assert {r.kind for r in results.values() if isinstance(r, CallError)} == {"canceled"}
+    assert len(results) == 2
+
+
+def test_submit_batch_checks_its_items(anthropic_server: LocalAnthropicServer) -> None:
+    client = client_for(anthropic_server)
+    with pytest.raises(ValueError, match="duplicate"):
+        client.submit_batch([("a", ask()), ("a", ask())])
+    with pytest.raises(ValueError):
+        client.submit_batch([])
+    assert anthropic_server.requests == []
+
+
+# ---- prices ----------------------------------------------------------------------------------------------------
+
+
+def test_price_table() -> None:
+    assert pricing.PRICES_AS_OF == "2026-11-01"
+    for dated, alias, rates in [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", (3.0, 15.0)),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5", (1.0, 5.0)),
+        ("claude-opus-4-5-20251101", "claude-opus-4-5", (5.0, 25.0)),
+    ]:
+        price = pricing.DEFAULT_PRICES[dated]
+        assert pricing.DEFAULT_PRICES[alias] == price
+        assert (price.input, price.output) == rates
+        assert price.cache_write == pytest.approx(rates[0] * 1.25)
+        assert price.cache_read == pytest.approx(rates[0] * 0.1)
+
+
+def test_cost_usd() -> None:
+    usage = {
+        "input_tokens": 1_000_000,
+        "output_tokens": 1_000_000,
+        "cache_creation_input_tokens": 1_000_000,
+        "cache_read_input_tokens": 1_000_000,
+    }
+    assert pricing.cost_usd("claude-opus-4-5", usage) == pytest.approx(5 + 25 + 6.25 + 0.5)
+    assert pricing.cost_usd("claude-opus-4-5", usage, batch=True) == pytest.approx((5 + 25 + 6.25 + 0.5) / 2)
+    assert pricing.cost_usd("claude-haiku-4-5", {"input_tokens": 0, "output_tokens": 0}) == 0.0
+    assert pricing.cost_usd("claude-haiku-4-5", {"input_tokens": 10, "output_tokens": None}) == pytest.approx(
+        1e-5
+    )
+    one_hour = {
+        "cache_creation_input_tokens": 1_000_000,
+        "cache_creation": {"ephemeral_1h_input_tokens": 1_000_000},
+    }
+    assert pricing.cost_usd("claude-sonnet-4-5", one_hour) == pytest.approx(6.0)
+    assert pricing.cost_usd("gpt-unknown", usage) is None
+    assert pricing.cost_usd(None, usage) is None
+
+
+def test_price_files_and_the_environment_variable(
+    tmp_path: Path, anthropic_server: LocalAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    json_file = tmp_path / "prices.json"
+    json_file.write_text(
+        json.dumps({"as_of": "2026-12-01", "models": {"house-model": {"input": 2, "output": 8}}})
+    )
+    toml_file = tmp_path / "prices.toml"
+    toml_file.write_text("[models.claude-haiku-4-5]\ninput = 2.0\noutput = 10.0\ncache_read = 0.5\n")
+
+    from_json = pricing.load_prices(json_file)
+    assert from_json["house-model"] == pricing.ModelPrice.from_rates(2, 8)
+    assert from_json["claude-opus-4-5"] == pricing.DEFAULT_PRICES["claude-opus-4-5"]
+    from_toml = pricing.load_prices(toml_file)
+    assert (from_toml["claude-haiku-4-5"].output, from_toml["claude-haiku-4-5"].cache_read) == (10.0, 0.5)
+    assert from_toml["claude-haiku-4-5-20251001"] == pricing.DEFAULT_PRICES["claude-haiku-4-5-20251001"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"m": {"input": -1, "output": 1}}))
+    with pytest.raises(ValueError, match="negative"):
+        pricing.load_prices(bad)
+
+    request = ask(model="house-model")
+    assert client_for(anthropic_server).create(request).cost_usd is None
+    monkeypatch.setenv(pricing.PRICES_ENV_VAR, str(json_file))
+    priced = client_for(anthropic_server).create(request)
+    assert priced.cost_usd == pytest.approx((priced.input_tokens * 2 + priced.output_tokens * 8) / 1e6)
+    explicit = client_for(anthropic_server, prices=from_toml).create(ask())
+    assert explicit.cost_usd == pytest.approx((explicit.input_tokens * 2 + explicit.output_tokens * 10) / 1e6)
