@@ -91,11 +91,23 @@ class Runner:
         self.system = system
         self.options = options or RunOptions()
         self._client = client
-        self.judge = judge
-        self.judge_config = judge_config
         self.cache = ResponseCache(self.options.cache_dir, mode=self.options.cache_mode)  # type: ignore[arg-type]
+        if judge is None and self._judge_wanted():
+            from evalkit.judge import Judge
+
+            judge = Judge(client=self.client, settings=suite.config.judge, cache=self.cache)
+        self.judge = judge
+        describe = getattr(judge, "describe", None)
+        self.judge_config = judge_config or (describe() if callable(describe) else None)
         self.ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
         self.totals = RunTotals()
+
+    def _judge_wanted(self) -> bool:
+        if self.options.judge == "off" or not any(
+            c.kind == "judge" for case in self.suite.cases for c in case.checks
+        ):
+            return False
+        return self.options.judge == "on" or has_api_key()
 
     # -- the client is created only when something needs Claude ------------------------------------------------
 
