@@ -19,8 +19,8 @@ from evalkit.errors import Problem, SuiteValidationError
 from evalkit.fsutil import atomic_write_text
 from evalkit.registry import UserModule, load_user_module
 
-DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
-DEFAULT_JUDGE_MODEL = "claude-opus-4-5-20251101"
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_JUDGE_MODEL = "claude-opus-4-6"
 
 
 class ModelSettings(BaseModel):

@@ -34,8 +34,10 @@ def render_user_turn(case_input: Any) -> str:
 
 
 def structured_output_config(schema: dict[str, Any]) -> dict[str, Any]:
-    """The request field asking Claude to answer with JSON matching `schema`."""
-    return {"format": {"type": "json_schema", "schema": schema}}
+    """The request field asking Claude to answer with JSON matching `schema` (made strict as the SDK does)."""
+    from evalkit.client import json_schema_format
+
+    return {"format": json_schema_format(schema)}
 
 
 @dataclass
