@@ -1,4 +1,4 @@
-"""The `evalkit` command: validate suites (run, report, gate and cache join as they land)."""
+"""The `evalkit` command: validate, run, report, gate, baseline and cache."""
 
 from __future__ import annotations
 
@@ -121,6 +121,62 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from evalkit.baseline import load_reference
+    from evalkit.fsutil import atomic_write_text
+    from evalkit.report import build_report, format_report, render_html
+    from evalkit.results import load_run
+
+    manifest, rows = load_run(args.run)
+    reference = load_reference(args.baseline) if args.baseline else None
+    report = build_report(manifest, rows, reference)
+    print(format_report(report))
+    if args.html:
+        atomic_write_text(Path(args.html), render_html(report, max_flipped=args.max_flipped))
+        print(f"  HTML report written to {args.html}")
+    return EXIT_OK
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from evalkit.gate import run_gate
+
+    outcome = run_gate(
+        args.run,
+        args.baseline,
+        max_drop=args.max_drop,
+        require_significant=args.require_significant,
+        junit=args.junit,
+    )
+    print(outcome.text)
+    return EXIT_FAIL if outcome.decision.failed else EXIT_OK
+
+
+def cmd_baseline_accept(args: argparse.Namespace) -> int:
+    from evalkit.baseline import accept
+
+    done = accept(args.run, to=args.to, force=args.force)
+    b = done.baseline
+    if done.unchanged:
+        print(f"{done.path} already holds the baseline of run {b.run_id}; nothing written")
+        return EXIT_OK
+    score = "n/a" if b.score.rate is None else f"{100 * b.score.rate:.1f}%"
+    print(
+        f"baseline written to {done.path}: suite {b.suite} version {b.suite_version}, run {b.run_id}, "
+        f"pass rate {score} ({b.score.passes}/{b.score.scored} scored), {len(b.cases)} cases"
+    )
+    if done.replaced is not None:
+        old = "n/a" if done.replaced.score.rate is None else f"{100 * done.replaced.score.rate:.1f}%"
+        print(f"  replaced the baseline of run {done.replaced.run_id} (pass rate {old}); commit the change")
+    unscored = sum(1 for v in b.cases.values() if v == "not_scored")
+    if unscored:
+        print(
+            f"  warning: {unscored} cases are not scored in this baseline (judge not run?); "
+            "gates skip them until a baseline scores them",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalkit",
@@ -189,6 +245,90 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
+        "report",
+        help="summarise a run, compare it with a baseline, write an HTML report",
+        description="Print a run's summary and, with --baseline, the paired change against it: the difference "
+        "with its 95%% interval and McNemar's exact p, the flipped cases, and the slices that moved. When both "
+        "sides share a suite version and prompt but resolved to different model versions, that comes first. "
+        "--html writes one self-contained file (inline SVG charts, no scripts, opens offline).",
+    )
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="RUN_OR_BASELINE_JSON",
+        help="compare with this run directory or baseline.json",
+    )
+    p.add_argument("--html", default=None, metavar="FILE", help="write the HTML report here")
+    p.add_argument(
+        "--max-flipped",
+        type=_positive,
+        default=200,
+        metavar="N",
+        help="flipped cases listed in the HTML report, regressions first (default 200; the count is always shown)",
+    )
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "gate",
+        help="exit 1 when a run's pass rate dropped below its baseline",
+        description="Compare a finished run with its baseline on the case ids both share and exit 1 when the "
+        "pass rate dropped by more than --max-drop (with --require-significant: and McNemar's exact test "
+        "calls the drop significant at alpha 0.05). Exit 0 otherwise; 2 on bad input (missing or unreadable "
+        "files, an unfinished run, a baseline of another suite). A different suite version is a warning: only "
+        "shared case ids are compared.",
+    )
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument("--baseline", required=True, metavar="BASELINE", help="baseline.json or a run directory")
+    p.add_argument(
+        "--max-drop",
+        type=_fraction,
+        default=0.02,
+        metavar="FRACTION",
+        help="largest allowed drop in pass rate, as a fraction (default 0.02 = 2 points)",
+    )
+    p.add_argument(
+        "--require-significant",
+        action="store_true",
+        help="fail only when the drop is also significant (McNemar exact p < 0.05)",
+    )
+    p.add_argument(
+        "--junit",
+        default=None,
+        metavar="FILE",
+        help="write JUnit XML, one test per case (failure message: the failing checks)",
+    )
+    p.set_defaults(func=cmd_gate)
+
+    baseline = sub.add_parser(
+        "baseline",
+        help="accept a run as its suite's committed baseline",
+        description="Manage baseline.json, the committed record a gate compares against.",
+    )
+    bsub = baseline.add_subparsers(dest="baseline_action", metavar="ACTION")
+    baseline.set_defaults(func=lambda _args: _help(baseline))
+    a = bsub.add_parser(
+        "accept",
+        help="write baseline.json from a finished run",
+        description="Write baseline.json (score, suite name and version, one majority verdict per case, "
+        "system and judge models with resolved versions, run id and date) atomically, by default into the "
+        "run's suite folder. Nothing else ever writes it. An existing baseline from another run is replaced "
+        "only with --force, and the old and new scores are printed either way; accepting the same run again "
+        "changes nothing. Unfinished runs are refused.",
+    )
+    a.add_argument("run", metavar="RUN", help="finished run directory (runs/<run-id>/)")
+    a.add_argument(
+        "--to",
+        default=None,
+        metavar="PATH",
+        help="where to write (default: baseline.json in the suite folder named by the run's manifest)",
+    )
+    a.add_argument(
+        "--force", action="store_true", help="replace an existing baseline that comes from another run"
+    )
+    a.set_defaults(func=cmd_baseline_accept)
+
+    p = sub.add_parser(
         "cache",
         help="inspect or prune the response cache",
         description="The response cache keeps every Claude response as a readable JSON file, so reruns are free "
@@ -206,6 +346,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what prune would remove")
     p.set_defaults(func=cmd_cache)
     return parser
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError("must be a fraction in [0, 1), e.g. 0.02 for 2 points")
+    return value
 
 
 def _positive(text: str) -> int:

@@ -1,0 +1,292 @@
+"""`evalkit gate` and `evalkit baseline accept` on synthetic 400-case runs: exit codes, McNemar, JUnit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import polars as pl
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from evalkit.baseline import accept, load_baseline, load_reference, majority_verdicts
+from evalkit.errors import EvalkitError
+from evalkit.gate import decide, run_gate
+from evalkit.report import compare
+from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
+from evalkit.stats import PairedComparison, case_verdicts, compare_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+N = 400
+SLICES = ("alpha", "beta", "gamma", "delta")
+BASE_PASSES = 320  # 80%: cases c000..c319 pass in the baseline
+
+
+def cid(i: int) -> str:
+    return f"c{i:03d}"
+
+
+def make_run(
+    root: Path,
+    run_id: str,
+    passing: set[int],
+    *,
+    suite: str = "synthetic",
+    suite_version: str = "v1",
+    repeats: int = 1,
+    status: str = "complete",
+    errors: frozenset[int] = frozenset(),
+) -> Path:
+    """A finished run directory: one exact check per case, passing exactly the cases in ``passing``."""
+    suite_dir = root / suite
+    suite_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for i in range(N):
+        for r in range(repeats):
+            st = "error" if i in errors else ("pass" if i in passing else "fail")
+            check = CheckResult(
+                index=0,
+                kind="exact",
+                name="exact",
+                tier="exact",
+                status=st,
+                passed={"pass": True, "fail": False}.get(st),
+                detail="matches" if st == "pass" else f"expected 'yes', got 'no' (case {i})",
+                error="boom" if st == "error" else None,
+            )
+            results.append(
+                CaseResult(
+                    run_id=run_id,
+                    suite=suite,
+                    suite_version=suite_version,
+                    case_id=cid(i),
+                    slice=SLICES[i % 4],
+                    repeat=r,
+                    status=st,
+                    output="yes" if st == "pass" else "no",
+                    system="synthetic",
+                    cost_usd=0.0,
+                    latency_s=0.01,
+                    checks=[check],
+                )
+            )
+    run = RunDir(root / "runs" / run_id)
+    run.write_manifest(
+        Manifest(
+            run_id=run_id,
+            suite=suite,
+            suite_version=suite_version,
+            suite_path=str(suite_dir),
+            cases=N,
+            repeats=repeats,
+            system={"kind": "python", "name": "synthetic"},
+            status=status,  # type: ignore[arg-type]
+        )
+    )
+    run.finalize(results)
+    return run.path
+
+
+BASE = set(range(BASE_PASSES))
+# 12 baseline passes now fail: -3 points, McNemar exact p = 2 * 0.5**12.
+REGRESS_3 = BASE - set(range(12))
+# 4 baseline passes now fail: -1 point.
+REGRESS_1 = BASE - set(range(4))
+# 40 pass->fail and 28 fail->pass: the same net -12 (-3 points), but the flips go both ways.
+NOISY_3 = (BASE - set(range(40))) | set(range(BASE_PASSES, BASE_PASSES + 28))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("gate")
+    return {
+        "base": make_run(root, "base", BASE),
+        "regress3": make_run(root, "regress3", REGRESS_3),
+        "regress1": make_run(root, "regress1", REGRESS_1),
+        "noisy3": make_run(root, "noisy3", NOISY_3),
+        "newversion": make_run(root, "newversion", REGRESS_1, suite_version="v2"),
+        "othersuite": make_run(root, "othersuite", BASE, suite="other"),
+        "unfinished": make_run(root, "unfinished", BASE, status="interrupted"),
+        "root": root,
+    }
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+def paired(runs: dict[str, Path], a: str, b: str) -> PairedComparison:
+    _, rows_a = load_run(runs[a])
+    _, rows_b = load_run(runs[b])
+    return compare_runs(case_verdicts(pl.concat([rows_a, rows_b])), a, b)
+
+
+def test_planted_regressions_and_their_mcnemar_p(runs: dict[str, Path]) -> None:
+    three = paired(runs, "base", "regress3")
+    assert three.n == N and three.diff == pytest.approx(-0.03)
+    assert (three.only_a, three.only_b) == (12, 0)
+    noisy = paired(runs, "base", "noisy3")
+    assert noisy.diff == pytest.approx(-0.03)
+    assert (noisy.only_a, noisy.only_b) == (40, 28)
+    assert noisy.mcnemar_exact_p > 0.05
+    assert three.mcnemar_exact_p < 0.001
+    for c in (three, noisy):
+        expected = sm_mcnemar(c.table, exact=True).pvalue
+        assert c.mcnemar_exact_p == pytest.approx(expected, rel=1e-9)
+
+
+def test_three_point_drop_fails_and_one_point_passes(runs: dict[str, Path], tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    proc = cli("gate", runs["regress3"], "--baseline", runs["base"], "--junit", junit)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "FAIL" in out and "3.0 pts" in out and "95% CI" in out and "McNemar exact p" in out
+    assert "12 pass->fail, 0 fail->pass" in out
+    assert "pass->fail  c000" in out  # the flipped cases, by id
+    assert "slices that moved" in out
+
+    tree = ET.parse(junit)
+    suite = tree.getroot()
+    cases = suite.findall("testcase")
+    assert len(cases) == N and suite.get("tests") == str(N)
+    failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
+    assert len(failed) == N - len(REGRESS_3) == int(suite.get("failures") or 0)
+    assert set(failed) == {cid(i) for i in range(N) if i not in REGRESS_3}
+    message = failed["c000"].get("message")  # type: ignore[union-attr]
+    assert message == "fail: exact: expected 'yes', got 'no' (case 0)"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["gate"] == "fail" and props["pass_to_fail"] == "12"
+
+    proc = cli("gate", runs["regress1"], "--baseline", runs["base"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout and "1.0 pts" in proc.stdout
+
+
+def test_require_significant_passes_a_noisy_drop_and_fails_a_clear_one(runs: dict[str, Path]) -> None:
+    noisy = cli("gate", runs["noisy3"], "--baseline", runs["base"], "--require-significant")
+    assert noisy.returncode == 0, noisy.stdout + noisy.stderr
+    assert "does not call it significant" in noisy.stdout
+    clear = cli("gate", runs["regress3"], "--baseline", runs["base"], "--require-significant")
+    assert clear.returncode == 1, clear.stdout + clear.stderr
+    assert "significant" in clear.stdout
+    # Without the flag the same noisy drop fails: 3 points is more than 2.
+    assert run_gate(runs["noisy3"], runs["base"]).exit_code == 1
+
+
+def test_drop_equal_to_the_limit_passes(runs: dict[str, Path]) -> None:
+    # 8 of 400 is exactly 2 points; float subtraction must not turn it into "more than".
+    c = paired(runs, "base", "regress1")
+    assert not decide(c, max_drop=0.01).failed
+    assert decide(c, max_drop=0.009).failed
+    assert not decide(c, max_drop=0.0, require_significant=True).failed  # p = 0.125
+
+
+def test_suite_version_mismatch_warns_and_compares_shared_ids(runs: dict[str, Path]) -> None:
+    proc = cli("gate", runs["newversion"], "--baseline", runs["base"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "warning: suite version differs" in proc.stdout
+    assert "v1" in proc.stdout and "v2" in proc.stdout
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("warning: suite version differs")
+
+
+def test_bad_inputs_exit_2(runs: dict[str, Path], tmp_path: Path) -> None:
+    bad_json = tmp_path / "baseline.json"
+    bad_json.write_text("{not json", encoding="utf-8")
+    not_baseline = tmp_path / "other.json"
+    not_baseline.write_text(json.dumps({"hello": 1}), encoding="utf-8")
+    cases = [
+        (runs["regress3"], tmp_path / "missing.json", "no such run directory or baseline file"),
+        (runs["regress3"], bad_json, "not valid JSON"),
+        (runs["regress3"], not_baseline, "not an evalkit baseline"),
+        (tmp_path / "no-run", runs["base"], "no manifest.json"),
+        (runs["othersuite"], runs["base"], "suite"),
+        (runs["unfinished"], runs["base"], "interrupted"),
+    ]
+    for run, baseline, message in cases:
+        with pytest.raises(EvalkitError, match=message):
+            run_gate(run, baseline)
+    # The CLI turns each into exit 2 with the message; two are enough to pin the wiring.
+    proc = cli("gate", runs["regress3"], "--baseline", bad_json)
+    assert proc.returncode == 2 and "not valid JSON" in proc.stderr
+    proc = cli("gate", runs["othersuite"], "--baseline", runs["base"])
+    assert proc.returncode == 2 and "other" in proc.stderr
+    proc = cli("gate", runs["regress3"])  # no --baseline
+    assert proc.returncode == 2
+
+
+def test_baseline_accept_round_trip(runs: dict[str, Path], tmp_path: Path) -> None:
+    target = tmp_path / "baseline.json"
+    proc = cli("baseline", "accept", runs["base"], "--to", target)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["suite"] == "synthetic" and data["suite_version"] == "v1" and data["run_id"] == "base"
+    assert data["score"]["rate"] == pytest.approx(0.8) and data["score"]["scored"] == N
+    assert len(data["cases"]) == N and data["cases"]["c000"] == "pass" and data["cases"]["c399"] == "fail"
+    assert list(data["cases"]) == sorted(data["cases"])
+    assert {"model", "model_versions", "prompt_hash"} <= set(data["system"])
+    assert data["run_started_at"] and data["accepted_at"]
+    assert load_baseline(target).cases == {cid(i): ("pass" if i in BASE else "fail") for i in range(N)}
+
+    # Gating against baseline.json gives what gating against the run gives.
+    from_json = run_gate(runs["regress3"], target)
+    from_run = run_gate(runs["regress3"], runs["base"])
+    assert from_json.exit_code == from_run.exit_code == 1
+    assert from_json.decision.drop == pytest.approx(from_run.decision.drop)
+    assert from_json.decision.p == pytest.approx(from_run.decision.p)
+
+    # Another run never silently replaces a baseline; the same run is a no-op; --force replaces.
+    before = target.read_bytes()
+    with pytest.raises(EvalkitError, match="--force"):
+        accept(runs["regress1"], to=target)
+    assert target.read_bytes() == before
+    assert accept(runs["base"], to=target).unchanged
+    done = accept(runs["regress1"], to=target, force=True)
+    assert done.replaced is not None and done.replaced.run_id == "base"
+    assert load_baseline(target).run_id == "regress1"
+    with pytest.raises(EvalkitError, match="interrupted"):
+        accept(runs["unfinished"], to=tmp_path / "x.json")
+
+
+def test_accept_defaults_to_the_suite_folder(runs: dict[str, Path]) -> None:
+    done = accept(runs["base"])
+    assert done.path == runs["root"] / "synthetic" / "baseline.json"
+    assert load_reference(done.path).kind == "baseline"
+
+
+def test_majority_over_repeats_and_errors(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "rep", BASE, repeats=3, errors=frozenset({399}))
+    _, rows = load_run(run)
+    m = majority_verdicts(case_verdicts(rows))
+    assert m.height == N and set(m.get_column("repeats").to_list()) == {3}
+    statuses = dict(zip(m["case_id"].to_list(), m["status"].to_list(), strict=True))
+    assert statuses["c000"] == "pass" and statuses["c350"] == "fail" and statuses["c399"] == "error"
+    outcome = run_gate(run, make_run(tmp_path, "base", BASE))
+    assert outcome.exit_code == 0
+    assert outcome.decision.drop == pytest.approx(0.0)
+    assert "1 case errored in this run" in outcome.text
+
+
+def test_gate_reports_model_drift_first(tmp_path: Path) -> None:
+    a = make_run(tmp_path, "a", BASE)
+    b = make_run(tmp_path, "b", REGRESS_1)
+    for path, version in ((a, "claude-x-20250101"), (b, "claude-x-20250601")):
+        manifest, rows = load_run(path)
+        rows = rows.with_columns(pl.lit(version).alias("system_model_version"))
+        manifest.system["prompt_hash"] = "abc123"
+        RunDir(path).write_manifest(manifest)
+        rows.write_parquet(RunDir(path).parquet_path)
+    outcome = run_gate(b, a)
+    assert outcome.text.startswith("MODEL DRIFT")
+    assert "claude-x-20250101" in outcome.text and "claude-x-20250601" in outcome.text
+    _, rows_b = load_run(b)
+    assert compare(load_reference(b).info, case_verdicts(rows_b), load_reference(a)).drift
