@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from evalkit.cache import CacheError, ResponseCache, cache_key
+from evalkit.cache import ResponseCache, cache_key
 from evalkit.cases import Case
 from evalkit.errors import EvalkitError
 from evalkit.graders import CheckOutcome, JudgeFn, grade_case
@@ -41,6 +41,7 @@ class RunOptions:
     judge: JudgeMode = "auto"
     progress: bool = True
     batch: bool = False
+    batch_poll_s: float = 5.0
     max_retries: int = 4
     timeout: float = 120.0
 
@@ -101,6 +102,7 @@ class Runner:
         self.judge_config = judge_config or (describe() if callable(describe) else None)
         self.ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
         self.totals = RunTotals()
+        self.batch_phases: list[Any] = []
 
     def _judge_wanted(self) -> bool:
         if self.options.judge == "off" or not any(
@@ -158,6 +160,12 @@ class Runner:
             },
         )
         return system.parse_output(result.text, result.json), result, False
+
+    def system_output(self, case: Case, repeat: int) -> Any:
+        """The system's output for one (case, repeat), through the cache for Claude systems."""
+        if isinstance(self.system, PythonSystem):
+            return self.system.fn(case.input)
+        return self._call_claude(self.system, case, repeat)[0]
 
     def run_one(self, case: Case, repeat: int, run_id: str) -> CaseResult:
         base: dict[str, Any] = {
@@ -254,23 +262,27 @@ class Runner:
         self, resume: Path | None = None, on_result: Callable[[CaseResult], None] | None = None
     ) -> RunOutcome:
         if isinstance(self.system, ClaudeSystem) or self.judge is not None:
-            try:
-                self.cache.check_writable()
-            except CacheError:
-                raise
+            self.cache.check_writable()  # fail before the run directory exists, not halfway through
+        if self.options.batch and self.cache.mode.value != "readwrite":
+            raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
         run, manifest, done = self._prepare(resume)
         repeats = manifest.repeats
         todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
         run.write_manifest(manifest)
         journal = Journal(run.journal_path)
-        bar = _progress(
-            total=len(self.suite.cases) * repeats,
-            initial=len(done),
-            desc=self.suite.name,
-            enabled=self.options.progress,
-        )
+        bar = None
         interrupted = False
         try:
+            if self.options.batch and todo and (isinstance(self.system, ClaudeSystem) or self.judge is not None):
+                from evalkit.batch import prefill
+
+                self.batch_phases = prefill(self, todo, manifest, run)
+            bar = _progress(
+                total=len(self.suite.cases) * repeats,
+                initial=len(done),
+                desc=self.suite.name,
+                enabled=self.options.progress,
+            )
             self._execute(todo, manifest.run_id, journal, bar, on_result)
         except KeyboardInterrupt:
             interrupted = True

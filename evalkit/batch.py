@@ -1,0 +1,159 @@
+"""Message Batches: fill the response cache through the Batches API, then let the ordinary run read it.
+
+A batched run has up to two phases before grading: the system's uncached requests, then the judge's uncached
+requests for the outputs that passed their cheaper checks. Each phase's batch id is saved in the run manifest
+as soon as it exists, so an interrupted run resumes by collecting that batch instead of submitting a new one.
+Custom ids are cache keys, so results land in the cache whatever order they come back in.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalkit.cache import cache_key
+from evalkit.cases import Case
+from evalkit.checks import JudgeCheck
+from evalkit.graders import grade_case
+from evalkit.graders.base import Grade
+
+if TYPE_CHECKING:
+    from evalkit.results import Manifest, RunDir
+    from evalkit.runner import Runner
+
+MESSAGES_ENDPOINT = "/v1/messages"
+
+
+@dataclass
+class BatchPhase:
+    name: str
+    submitted: int = 0
+    cached: int = 0
+    failed: int = 0
+    batch_id: str | None = None
+
+
+class _Collected(Exception):
+    """Raised by the collecting judge: the verdict is not known until the batch comes back."""
+
+
+def _log(message: str, quiet: bool) -> None:
+    if not quiet:
+        print(message, file=sys.stderr)
+
+
+def _collect_batch(
+    runner: Runner,
+    phase: str,
+    pending: dict[str, tuple[dict[str, Any], int, str]],
+    manifest: Manifest,
+    run: RunDir,
+    poll: Callable[[float], None] | None = None,
+) -> BatchPhase:
+    """Submit (or resume) one batch for `pending` (key -> (request, repeat, case id)), wait, and cache results."""
+    result = BatchPhase(phase)
+    client = runner.client
+    batch_id = manifest.batch_ids.get(phase)
+    if batch_id is None:
+        if not pending:
+            return result
+        batch_id = client.submit_batch([(key, request) for key, (request, _, _) in pending.items()])
+        manifest.batch_ids[phase] = batch_id
+        run.write_manifest(manifest)  # before waiting: an interrupted run must find this batch again
+        result.submitted = len(pending)
+        _log(f"{phase}: submitted batch {batch_id} with {len(pending)} requests", not runner.options.progress)
+    else:
+        _log(f"{phase}: resuming batch {batch_id}", not runner.options.progress)
+    result.batch_id = batch_id
+    interval = runner.options.batch_poll_s
+    while True:
+        status = client.batch_status(batch_id)
+        if status.ended:
+            break
+        (poll or time.sleep)(interval)
+        interval = min(interval * 1.5, 60.0)  # back off: batches take minutes to hours
+    requests = {key: request for key, (request, _, _) in pending.items()}
+    for key, outcome in client.batch_results(batch_id, requests=requests or None).items():
+        if key not in pending:
+            continue  # already cached by an earlier attempt, or not ours
+        request, repeat, case_id = pending[key]
+        if isinstance(outcome, Exception):
+            result.failed += 1  # left uncached: the ordinary run calls the API for it (and records any error)
+            continue
+        runner.cache.put(
+            key,
+            MESSAGES_ENDPOINT,
+            request,
+            repeat,
+            outcome.message,
+            meta={
+                "model": outcome.model,
+                "input_tokens": outcome.input_tokens,
+                "output_tokens": outcome.output_tokens,
+                "cost_usd": outcome.cost_usd,
+                "latency_s": outcome.latency_s,
+                "batch": True,
+                "case_id": case_id,
+            },
+        )
+        result.cached += 1
+    return result
+
+
+def _system_pending(
+    runner: Runner, todo: Iterable[tuple[Case, int]]
+) -> dict[str, tuple[dict[str, Any], int, str]]:
+    from evalkit.systems import ClaudeSystem
+
+    pending: dict[str, tuple[dict[str, Any], int, str]] = {}
+    if not isinstance(runner.system, ClaudeSystem):
+        return pending
+    for case, repeat in todo:
+        request = runner.system.build_request(case.input)
+        key = cache_key(MESSAGES_ENDPOINT, request, repeat)
+        if runner.cache.get(key) is None:
+            pending[key] = (request, repeat, case.id)
+    return pending
+
+
+def _judge_pending(
+    runner: Runner, todo: Iterable[tuple[Case, int]]
+) -> dict[str, tuple[dict[str, Any], int, str]]:
+    """Judge requests the run will make: outputs come from the (now filled) cache, cheap checks run first."""
+    from evalkit.judge import Judge
+
+    judge = runner.judge
+    pending: dict[str, tuple[dict[str, Any], int, str]] = {}
+    if not isinstance(judge, Judge):
+        return pending
+    for case, repeat in todo:
+        if not any(isinstance(c, JudgeCheck) for c in case.checks):
+            continue
+        try:
+            output = runner.system_output(case, repeat)
+        except Exception:
+            continue  # the ordinary run records the system's error
+
+        def collect(check: JudgeCheck, value: Any, case: Case, _repeat: int = repeat) -> Grade:
+            request = judge.build_request(check, value, case)
+            key = cache_key(MESSAGES_ENDPOINT, request, judge.repeat)
+            if runner.cache.get(key) is None:
+                pending[key] = (request, judge.repeat, case.id)
+            raise _Collected
+
+        grade_case(
+            case, output, runner.ctx, judge=collect, skip_judge_when=runner.suite.config.skip_judge_when
+        )
+    return pending
+
+
+def prefill(
+    runner: Runner, todo: list[tuple[Case, int]], manifest: Manifest, run: RunDir
+) -> list[BatchPhase]:
+    """Run the system phase, then the judge phase, through the Batches API; the cache holds the results."""
+    phases = [_collect_batch(runner, "system", _system_pending(runner, todo), manifest, run)]
+    phases.append(_collect_batch(runner, "judge", _judge_pending(runner, todo), manifest, run))
+    return phases
