@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from evalkit import __version__
 from evalkit.errors import EvalkitError, SuiteValidationError
@@ -77,6 +78,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         suite = load_suite(path)
         system_spec = args.system or suite.config.default_system
         system = load_system(system_spec, suite)
+        if args.dry_run:
+            print(_dry_run(suite, system, args))
+            continue
         options = RunOptions(
             repeats=args.repeats,
             concurrency=args.concurrency,
@@ -96,6 +100,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  run saved to {outcome.run_dir}")
         print()
     return EXIT_OK
+
+
+def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
+    import os
+
+    from evalkit.estimate import estimate_run
+
+    count = None
+    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
+        from evalkit.client import Client
+
+        count = Client(max_retries=args.max_retries).count_tokens
+    judge = None if args.judge == "off" else suite.config.judge
+    return estimate_run(
+        suite, system, repeats=args.repeats, judge=judge, count_tokens=count, batch=args.batch
+    ).format()
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -242,6 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-dir", default="runs", help="where new run directories go (default runs/)")
     p.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="send nothing but count_tokens: estimate tokens and dollars per grader kind (offline: by characters)",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
