@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 MESSAGES_ENDPOINT = "/v1/messages"
 
 
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
 @dataclass
 class BatchPhase:
     name: str
@@ -73,7 +77,7 @@ def _collect_batch(
         status = client.batch_status(batch_id)
         if status.ended:
             break
-        (poll or time.sleep)(interval)
+        (poll or _sleep)(interval)
         interval = min(interval * 1.5, 60.0)  # back off: batches take minutes to hours
     requests = {key: request for key, (request, _, _) in pending.items()}
     for key, outcome in client.batch_results(batch_id, requests=requests or None).items():

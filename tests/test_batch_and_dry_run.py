@@ -111,7 +111,7 @@ def test_interrupted_batch_run_collects_the_same_batch(
     def interrupt(_: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("evalkit.batch.time.sleep", interrupt)
+    monkeypatch.setattr("evalkit.batch._sleep", interrupt)
     with pytest.raises(KeyboardInterrupt, match="--resume"):
         runner.run()
     run_dir = next((tmp_path / "runs").iterdir())
