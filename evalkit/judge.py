@@ -171,6 +171,12 @@ class Judge:
                 grade = self._grade(verdict, check, result, hit)
             except (ValidationError, ValueError) as exc:
                 problem = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                if hit and self.cache is not None and self.cache.mode.value == "replay":
+                    # replay must never reach the network; a cached verdict that does not parse was edited
+                    raise JudgeError(
+                        f"case {case.id}: the cached verdict in {self.cache.path_for(key)} is not a valid verdict "
+                        f"({problem}); delete it and run once in readwrite mode"
+                    ) from None
                 continue
             if not hit and self.cache is not None:
                 self.cache.put(key, MESSAGES_ENDPOINT, request, rep, result.message, meta=_meta(result, case))
@@ -199,9 +205,8 @@ class Judge:
 
     def _grade(self, verdict: RubricVerdict, check: JudgeCheck, result: Any, hit: bool) -> JudgeGrade:
         rubric = list(check.rubric)
-        if len(verdict.criteria) != len(rubric):
-            raise ValueError(f"verdict has {len(verdict.criteria)} criteria for a rubric of {len(rubric)}")
-        met = [c.met for c in verdict.criteria]
+        criteria = _align(verdict.criteria, rubric)
+        met = [c.met for c in criteria]
         passed = all(met) if self.settings.pass_rule == "all" else sum(met) * 2 > len(met)
         missed = [rubric[i] for i, ok in enumerate(met) if not ok]
         detail = f"{sum(met)}/{len(met)} criteria met" + (": not met: " + "; ".join(missed) if missed else "")
@@ -215,8 +220,7 @@ class Judge:
             detail=detail,
             reasoning=verdict.reasoning,
             criteria=[
-                {"criterion": rubric[i], "met": c.met, "evidence": c.evidence}
-                for i, c in enumerate(verdict.criteria)
+                {"criterion": rubric[i], "met": c.met, "evidence": c.evidence} for i, c in enumerate(criteria)
             ],
             model=self.settings.model,
             model_version=result.model,
@@ -226,6 +230,26 @@ class Judge:
             latency_s=result.latency_s,
             cache_hit=hit,
         )
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".")
+
+
+def _align(given: list[CriterionVerdict], rubric: list[str]) -> list[CriterionVerdict]:
+    """The verdict's criteria in rubric order, matched by text; a verdict that does not cover the rubric is malformed."""
+    if len(given) != len(rubric):
+        raise ValueError(f"verdict has {len(given)} criteria for a rubric of {len(rubric)}")
+    by_text = {_norm(c.criterion): c for c in given}
+    if len(by_text) == len(rubric) and all(_norm(r) in by_text for r in rubric):
+        return [by_text[_norm(r)] for r in rubric]
+    # judges sometimes shorten or number the criterion text: accept that only when the order is kept
+    if all(
+        _norm(r).startswith(_norm(c.criterion).lstrip("0123456789. ")[:20])
+        for c, r in zip(given, rubric, strict=True)
+    ):
+        return list(given)
+    raise ValueError("the verdict's criteria do not match the rubric's")
 
 
 def _meta(result: Any, case: Case) -> dict[str, Any]:
@@ -283,7 +307,13 @@ class PairwiseJudge:
                 result = CallResult.from_message(
                     entry.response, requested_model=self.settings.model, structured=True
                 )
-                return PairwiseVerdict.model_validate(result.json), result
+                try:
+                    return PairwiseVerdict.model_validate(result.json), result
+                except ValidationError:
+                    if self.cache.mode.value == "replay":
+                        raise JudgeError(
+                            f"{label}: the cached verdict in {entry.path} is not valid"
+                        ) from None
         problem = ""
         for _ in range(2):
             t0 = time.perf_counter()
