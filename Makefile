@@ -23,7 +23,7 @@ setup: $(STAMP)
 
 demo: setup
 	$(BIN)/evalkit validate goldens/
-	$(BIN)/evalkit run goldens/ --system baseline --quiet
+	$(BIN)/evalkit run goldens/ --system baseline --quiet --report --gate
 
 lint: setup
 	$(BIN)/ruff check .

@@ -71,6 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.repeats = manifest.repeats
     else:
         paths = _expand(args.suites)
+    status = EXIT_OK
     if len(paths) > 1 and (args.out or args.resume):
         print("--out and --resume take one suite at a time", file=sys.stderr)
         return EXIT_USAGE
@@ -98,8 +99,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         manifest, rows = load_run(outcome.run_dir)
         print(format_summary(manifest, rows))
         print(f"  run saved to {outcome.run_dir}")
+        baseline = suite.base_dir / "baseline.json"
+        if args.report:
+            from evalkit.baseline import load_reference
+            from evalkit.fsutil import atomic_write_text
+            from evalkit.report import build_report, render_html
+
+            reference = load_reference(baseline) if baseline.exists() else None
+            html_path = outcome.run_dir / "report.html"
+            atomic_write_text(html_path, render_html(build_report(manifest, rows, reference)))
+            print(f"  report: {html_path}")
+        if args.gate:
+            if not baseline.exists():
+                print(f"  gate: no {baseline}; accept one with `evalkit baseline accept {outcome.run_dir}`")
+                status = max(status, EXIT_FAIL)
+            else:
+                from evalkit.gate import run_gate
+
+                gate = run_gate(outcome.run_dir, baseline, max_drop=args.max_drop)
+                print("  " + gate.text.replace("\n", "\n  "))
+                status = max(status, gate.exit_code)
         print()
-    return EXIT_OK
+    return status
 
 
 def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
@@ -262,6 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-dir", default="runs", help="where new run directories go (default runs/)")
     p.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--report", action="store_true", help="also write report.html into the run directory")
+    p.add_argument(
+        "--gate",
+        action="store_true",
+        help="also gate each run against its suite's baseline.json (exit 1 when any suite regressed)",
+    )
+    p.add_argument("--max-drop", type=float, default=0.02, help="the gate's tolerated drop (default 0.02)")
     p.add_argument(
         "--dry-run",
         action="store_true",

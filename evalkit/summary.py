@@ -32,8 +32,18 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
     overall = pass_rate(verdicts).row(0, named=True)
     n_cases = verdicts["case_id"].n_unique()
     repeats = verdicts["repeat"].n_unique()
+    if overall["not_scored"]:
+        # the unscored cases are exactly the ones that passed their cheap checks: a rate over the scored ones
+        # alone would be biased low, so give the bounds the unscored cases allow
+        total = overall["n"] + overall["not_scored"]
+        low, high = overall["passes"] / total, (overall["passes"] + overall["not_scored"]) / total
+        lines.append(
+            f"pass rate not known yet: between {_pct(low).strip()} and {_pct(high).strip()} — "
+            f"{overall['not_scored']} of {total} cases passed every check that ran but await the judge"
+        )
+    label = "scored cases" if overall["not_scored"] else "pass rate"
     lines.append(
-        f"pass rate {_pct(overall['rate'])}  95% CI {_pct(overall['ci_low']).strip()}–{_pct(overall['ci_high']).strip()}"
+        f"{label} {_pct(overall['rate'])}  95% CI {_pct(overall['ci_low']).strip()}–{_pct(overall['ci_high']).strip()}"
         f"  ({overall['passes']}/{overall['n']} scored; {n_cases} cases x {repeats} repeat{'s' if repeats > 1 else ''})"
         f"  errors {overall['errors']}  not scored {overall['not_scored']}"
     )
