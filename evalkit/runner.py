@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -98,6 +99,12 @@ class Runner:
 
             judge = Judge(client=self.client, settings=suite.config.judge, cache=self.cache)
         self.judge = judge
+        judge_model = getattr(getattr(judge, "settings", None), "model", None)
+        if judge_model is not None and judge_model == system.model:
+            warnings.warn(
+                f"the judge ({judge_model}) is the model it grades; a different judge model avoids self-preference",
+                stacklevel=2,
+            )
         describe = getattr(judge, "describe", None)
         self.judge_config = judge_config or (describe() if callable(describe) else None)
         self.ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
@@ -273,7 +280,11 @@ class Runner:
         bar = None
         interrupted = False
         try:
-            if self.options.batch and todo and (isinstance(self.system, ClaudeSystem) or self.judge is not None):
+            if (
+                self.options.batch
+                and todo
+                and (isinstance(self.system, ClaudeSystem) or self.judge is not None)
+            ):
                 from evalkit.batch import prefill
 
                 self.batch_phases = prefill(self, todo, manifest, run)
