@@ -69,6 +69,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         paths = [Path(manifest.suite_path)]
         args.system = manifest.system.get("name", args.system)
         args.repeats = manifest.repeats
+        # the responses already paid for are in the run's own cache: resuming elsewhere would pay again
+        if args.cache_dir is None and manifest.cache.get("directory"):
+            args.cache_dir = manifest.cache["directory"]
     else:
         paths = _expand(args.suites)
     status = EXIT_OK

@@ -253,12 +253,12 @@ class Runner:
             run_id=run_id,
             suite=self.suite.name,
             suite_version=self.suite.version,
-            suite_path=str(self.suite.root or self.suite.cases_file),
+            suite_path=str((self.suite.root or self.suite.cases_file).resolve()),
             cases=len(self.suite.cases),
             repeats=self.options.repeats,
             system=self.system.describe(),
             judge=self.judge_config,
-            cache={"mode": self.cache.mode.value, "directory": str(self.cache.directory)},
+            cache={"mode": self.cache.mode.value, "directory": str(self.cache.directory.resolve())},
             concurrency=self.options.concurrency,
             batch=self.options.batch,
             git_commit=git_commit(),
@@ -305,9 +305,7 @@ class Runner:
         if interrupted:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
-            raise KeyboardInterrupt(
-                f"interrupted; finish with: evalkit run {self.suite.cases_file.parent} --resume {run.path}"
-            )
+            raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
         run.finalize(results)
         manifest.status = "complete"
         manifest.ended_at = datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,574 @@
+"""Reliability of Claude runs against the local Anthropic-compatible server, through the real SDK.
+
+Injected faults of every kind, a run killed with SIGKILL and resumed, bad inputs on the command line, the API
+key never written anywhere, and a rerun answered entirely from the response cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from evalkit import pricing
+from evalkit.client import Client
+from evalkit.results import RunDir, load_run
+from evalkit.runner import Runner, RunOptions
+from evalkit.suite import load_suite
+from evalkit.systems import load_system
+from evalkit.testing.server import (
+    FAULT_KINDS,
+    FaultPlan,
+    LocalAnthropicServer,
+    RequestRecord,
+    last_user_text,
+)
+
+MESSAGES = "/v1/messages"
+SECRET = "sk-ant-test-SECRET-1234567890"
+KEY = "sk-ant-local-reliability"
+RESOLVED = {"claude-sonnet-4-6": "claude-sonnet-4-6-20261001"}
+
+
+# -- a small parity suite whose user turn names its case ------------------------------------------------------
+
+
+def case_id(i: int) -> str:
+    return f"c{i:03d}"
+
+
+def user_turn(i: int) -> str:
+    return f"case {case_id(i)}"
+
+
+def make_suite(tmp_path: Path, n: int, *, model: str = "claude-sonnet-4-6", name: str = "parity") -> Path:
+    """n cases whose input (the whole user turn) is "case cNNN", expecting "even" or "odd"."""
+    root = tmp_path / name
+    root.mkdir()
+    rows = [
+        {
+            "id": case_id(i),
+            "input": user_turn(i),
+            "expected": "even" if i % 2 == 0 else "odd",
+            "grader": "exact",
+            "slice": "low" if i < n // 2 else "high",
+        }
+        for i in range(n)
+    ]
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (root / "suite.toml").write_text(
+        f'name = "{name}"\n\n[model]\nname = "{model}"\nmax_tokens = 8\n', encoding="utf-8"
+    )
+    (root / "prompt.md").write_text("Answer with one word: even or odd.\n", encoding="utf-8")
+    return root
+
+
+def number_of(text: str) -> int:
+    return int(text.rsplit("c", 1)[-1])
+
+
+def wrong_on_purpose(i: int) -> bool:
+    return i % 7 == 3
+
+
+def parity_responder(body: dict[str, Any]) -> str:
+    """Right for most cases, deliberately wrong for a few, so that runs hold passes and fails."""
+    i = number_of(last_user_text(body))
+    right = "even" if i % 2 == 0 else "odd"
+    if wrong_on_purpose(i):
+        return "odd" if right == "even" else "even"
+    return right
+
+
+def case_of(record: RequestRecord) -> str:
+    return case_id(number_of(last_user_text(record.body)))
+
+
+def message_requests(records: Iterable[RequestRecord]) -> list[RequestRecord]:
+    return [r for r in records if r.path == MESSAGES and isinstance(r.body, dict)]
+
+
+def requests_per_case(records: Iterable[RequestRecord]) -> Counter[str]:
+    return Counter(case_of(r) for r in message_requests(records))
+
+
+def answered(record: RequestRecord) -> bool:
+    return record.fault is None and record.status == 200
+
+
+def cli_env(server: LocalAnthropicServer, key: str = KEY) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("EVALKIT_CACHE_DIR", "EVALKIT_PRICES", "ANTHROPIC_AUTH_TOKEN")
+    }
+    env.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY=key, PYTHONUNBUFFERED="1")
+    return env
+
+
+def evalkit(
+    *args: str, env: dict[str, str], cwd: Path, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def run_claude(
+    suite: Path, *args: str, env: dict[str, str], cwd: Path, system: str = "claude"
+) -> subprocess.CompletedProcess[str]:
+    """`evalkit run SUITE --system claude ARGS... -q`."""
+    return evalkit("run", str(suite), "--system", system, *args, "-q", env=env, cwd=cwd)
+
+
+def journal_lines(run_dir: Path) -> list[dict[str, Any]]:
+    text = (run_dir / "results.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
+def cached_cases(cache_dir: Path) -> set[str]:
+    """The case ids with a response in the cache (whose entries are written atomically, never half)."""
+    out = set()
+    for path in cache_dir.glob("*/*.json"):
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        out.add(case_id(number_of(entry["request"]["messages"][-1]["content"])))
+    return out
+
+
+def run_dirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir()) if root.exists() else []
+
+
+# -- 1. 300 cases under 20% injected faults of every kind ------------------------------------------------------
+
+
+def test_faults_of_every_kind_end_as_errors_and_resume_finishes_only_those(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    n = 300
+    suite = load_suite(make_suite(tmp_path, n))
+    system = load_system("claude", suite)
+    server = make_anthropic_server(
+        responder=parity_responder,
+        faults=FaultPlan(rate=0.2, kinds=FAULT_KINDS, seed=11),
+        retry_after=0.05,
+        hang_s=1.0,
+    )
+    opts = RunOptions(
+        out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", concurrency=32, progress=False
+    )
+    max_retries = 1
+    client = Client(
+        base_url=server.base_url, api_key=KEY, max_retries=max_retries, timeout=0.5, max_concurrency=32
+    )
+    first = Runner(suite, system, opts, client=client).run()
+    client.close()
+
+    log = message_requests(server.requests)
+    assert {r.fault for r in log} >= set(FAULT_KINDS), "every fault kind was injected"
+    assert first.manifest.status == "complete"
+    results = {r.case_id: r for r in first.results}
+    assert len(first.results) == n and set(results) == {case_id(i) for i in range(n)}
+    _, rows = load_run(first.run_dir)
+    assert rows.height == n and rows.select("case_id", "repeat").n_unique() == n
+    assert len(journal_lines(first.run_dir)) == n
+
+    by_case: dict[str, list[RequestRecord]] = {}
+    for record in log:
+        by_case.setdefault(case_of(record), []).append(record)
+    errors = {cid for cid, r in results.items() if r.status == "error"}
+    assert errors, "max_retries=1 under 20% faults leaves some cases with their retries spent"
+    assert first.totals.errors == len(errors)
+    for cid, result in results.items():
+        records = by_case[cid]
+        if cid in errors:
+            # retries ran out: every attempt faulted, and the result is an error, never a pass or a fail
+            assert all(r.fault is not None for r in records), (cid, [r.fault for r in records])
+            assert len(records) >= max_retries + 1
+            assert result.output is None and result.error and result.error.startswith("CallError")
+            assert [c.status for c in result.checks] == ["error"]
+            assert result.checks[0].passed is None
+        else:
+            assert answered(records[-1]), (cid, [(r.fault, r.status) for r in records])
+            expected = "fail" if wrong_on_purpose(number_of(cid)) else "pass"
+            assert result.status == expected, (cid, result.status, result.error)
+    errored_rows = rows.filter(pl.col("case_status") == "error")
+    assert set(errored_rows["case_id"]) == errors
+    assert errored_rows["passed"].null_count() == errored_rows.height
+
+    seen = len(server.requests)
+    client = Client(base_url=server.base_url, api_key=KEY, max_retries=8, timeout=0.5, max_concurrency=32)
+    again = Runner(suite, system, opts, client=client).run(resume=first.run_dir)
+    client.close()
+
+    assert again.run_dir == first.run_dir and again.manifest.status == "complete"
+    assert again.resumed == n - len(errors)
+    assert [r for r in again.results if r.status == "error"] == []
+    requested_again = set(requests_per_case(server.requests[seen:]))
+    assert requested_again == errors, "only the errored cases are requested on resume"
+    _, rows = load_run(first.run_dir)
+    assert rows.height == n and rows.select("case_id", "repeat").n_unique() == n
+    assert rows["case_status"].value_counts().sort("case_status").rows() == [
+        ("fail", sum(wrong_on_purpose(i) for i in range(n))),
+        ("pass", sum(not wrong_on_purpose(i) for i in range(n))),
+    ]
+    assert len(journal_lines(first.run_dir)) == n
+
+
+# -- 2. SIGKILL halfway through `evalkit run`, then --resume ---------------------------------------------------
+
+
+def test_sigkill_halfway_then_resume_requests_no_finished_case_again(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    n = 120
+    root = make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder, latency=0.05)
+    env = cli_env(server)
+    cache, out = tmp_path / "cache", tmp_path / "runs" / "killed"
+    journal = out / "results.jsonl"
+    argv = [sys.executable, "-m", "evalkit.cli", "run", str(root), "--system", "claude"]
+    argv += ["--cache-dir", str(cache), "--out", str(out), "--concurrency", "4", "-q"]
+    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if journal.exists() and journal.read_bytes().count(b"\n") >= n // 2:
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+
+    journalled = {line["case_id"] for line in journal_lines(out)}
+    cached_at_kill = cached_cases(cache)
+    at_kill = requests_per_case(server.requests)
+    assert n // 2 <= len(journalled) < n
+    assert journalled <= cached_at_kill
+    assert json.loads((out / "manifest.json").read_text())["status"] == "running"
+    assert not (out / "results.parquet").exists()
+
+    seen = len(server.requests)
+    done = evalkit("run", "--resume", str(out), "--cache-dir", str(cache), "-q", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+    manifest, rows = load_run(out)
+    assert manifest.status == "complete"
+    assert rows.height == n and sorted(rows["case_id"]) == [case_id(i) for i in range(n)]
+    assert rows.select("case_id", "repeat").n_unique() == n
+    assert len(journal_lines(out)) == n
+    assert rows.filter(pl.col("case_status") == "error").height == 0
+
+    total = requests_per_case(server.requests)
+    assert set(total) == {case_id(i) for i in range(n)}
+    for cid in journalled | cached_at_kill:
+        assert total[cid] == 1, f"{cid} was finished (journalled or cached) at kill time but requested again"
+    for cid, count in total.items():
+        # a case in flight at kill time is requested again only when its response had not been cached
+        assert count <= 2, cid
+        if count == 2:
+            assert cid not in cached_at_kill and at_kill[cid] == 1
+    assert set(requests_per_case(server.requests[seen:])).isdisjoint(cached_at_kill)
+
+
+def test_a_journal_line_torn_by_a_crash_is_cut_and_its_case_run_again(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    """A journal line torn by a crash is cut off on resume and its case runs again (from the cache)."""
+    n = 8
+    root = make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder)
+    env = cli_env(server)
+    out = tmp_path / "runs" / "r"
+    first = run_claude(root, "--cache-dir", str(tmp_path / "cache"), "--out", str(out), env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    journal = out / "results.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    journal.write_text("".join(lines[:5]) + lines[5][:40], encoding="utf-8")
+    (out / "results.parquet").unlink()
+    again = evalkit(
+        "run", "--resume", str(out), "--cache-dir", str(tmp_path / "cache"), "-q", env=env, cwd=tmp_path
+    )
+    assert again.returncode == 0, again.stderr
+    kept = [json.loads(line) for line in lines[:5]]
+    now = {line["case_id"]: line for line in journal_lines(out)}
+    assert len(now) == n and all(now[k["case_id"]]["finished_at"] == k["finished_at"] for k in kept)
+    assert RunDir(out).read_manifest().status == "complete"
+    assert len(message_requests(server.requests)) == n  # the rest came from the cache
+
+
+def test_resume_uses_the_cache_directory_recorded_in_the_manifest(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    n = 12
+    root = make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder)
+    env = cli_env(server)
+    out = tmp_path / "runs" / "r1"
+    first = run_claude(root, "--cache-dir", str(tmp_path / "cache"), "--out", str(out), env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    # a crash after every response was cached but before most results were journalled
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
+    seen = len(server.requests)
+    resumed = evalkit("run", "--resume", str(out), "-q", env=env, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(journal_lines(out)) == n
+    assert message_requests(server.requests[seen:]) == []
+    assert not (tmp_path / ".evalkit").exists()
+
+
+def test_resume_from_another_working_directory_finds_the_suite(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    n = 6
+    make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder)
+    env = cli_env(server)
+    cache, out = tmp_path / "cache", tmp_path / "runs" / "r1"
+    first = run_claude(Path("parity"), "--cache-dir", str(cache), "--out", str(out), env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    resumed = evalkit("run", "--resume", str(out), "--cache-dir", str(cache), "-q", env=env, cwd=elsewhere)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(journal_lines(out)) == n
+
+
+# -- 3. bad inputs: a clear message, a non-zero exit, nothing half-written -------------------------------------
+
+
+def test_a_corrupt_cache_entry_warns_is_refetched_and_rewritten(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    n = 6
+    root = make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder)
+    env = cli_env(server)
+    cache = tmp_path / "cache"
+    common = ["--system", "claude", "--cache-dir", str(cache), "--runs-dir", str(tmp_path / "runs"), "-q"]
+    first = evalkit("run", str(root), *common, env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    entries = sorted(cache.glob("*/*.json"))
+    assert len(entries) == n
+    victim = entries[0]
+    victim_case = case_id(number_of(json.loads(victim.read_text())["request"]["messages"][-1]["content"]))
+    victim.write_bytes(b"\x00garbage{not json")
+    seen = len(server.requests)
+
+    second = evalkit("run", str(root), *common, env=env, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "Corrupt cache entry" in second.stderr and str(victim) in second.stderr
+    assert victim_case in second.stderr
+    assert requests_per_case(server.requests[seen:]) == Counter({victim_case: 1})
+    rewritten = json.loads(victim.read_text(encoding="utf-8"))
+    assert rewritten["key"] == victim.stem and rewritten["response"]["content"]
+    runs = run_dirs(tmp_path / "runs")
+    assert len(runs) == 2
+    (_, a), (_, b) = load_run(runs[0]), load_run(runs[1])
+    columns = ["case_id", "case_status", "output", "system_model_version"]
+    assert a.sort("case_id").select(columns).equals(b.sort("case_id").select(columns))
+    hits = dict(b.select("case_id", "cache_hit").iter_rows())
+    assert [cid for cid, hit in hits.items() if not hit] == [victim_case]
+
+    third = evalkit("run", str(root), *common, env=env, cwd=tmp_path)
+    assert third.returncode == 0 and "Corrupt" not in third.stderr
+    assert len(server.requests) == seen + 1
+
+
+def test_an_unwritable_cache_directory_exits_2_before_anything_is_written(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    root = make_suite(tmp_path, 4)
+    server = make_anthropic_server(responder=parity_responder)
+    env = cli_env(server)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a regular file\n")
+    cache = blocker / "cache"
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    for where in (["--runs-dir", str(runs)], ["--out", str(out)]):
+        proc = run_claude(root, "--cache-dir", str(cache), *where, env=env, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert str(cache) in proc.stderr
+        assert "writable directory" in proc.stderr and "--cache off" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert run_dirs(runs) == [] and not out.exists(), "a refused run leaves no run directory"
+    assert not (tmp_path / ".evalkit").exists()
+    assert blocker.read_text() == "a regular file\n"
+    assert server.requests == []
+
+    via_env = dict(env, EVALKIT_CACHE_DIR=str(cache))
+    proc = run_claude(root, "--runs-dir", str(runs), env=via_env, cwd=tmp_path)
+    assert proc.returncode == 2 and str(cache) in proc.stderr
+    assert run_dirs(runs) == []
+
+
+def test_an_invalid_suite_exits_2_with_located_messages_and_no_run_dir(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    root = make_suite(tmp_path, 4)
+    lines = (root / "cases.jsonl").read_text().splitlines()
+    lines[1] = json.dumps({"id": "c001", "input": "x", "expected": "odd", "grader": "fuzzy"})
+    lines[2] = '{"id": "c002", "input": '
+    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    server = make_anthropic_server(responder=parity_responder)
+    runs = tmp_path / "runs"
+    where = ["--cache-dir", str(tmp_path / "cache"), "--runs-dir", str(runs)]
+    proc = run_claude(root, *where, env=cli_env(server), cwd=tmp_path)
+    assert proc.returncode == 2
+    cases_file = str(root / "cases.jsonl")
+    assert f"{cases_file}:2:" in proc.stderr and "unknown grader" in proc.stderr
+    assert f"{cases_file}:3:" in proc.stderr and "invalid JSON" in proc.stderr
+    assert "nothing was run" in proc.stderr and "Traceback" not in proc.stderr
+    assert run_dirs(runs) == [] and not (tmp_path / "cache").exists()
+    assert server.requests == []
+
+
+def test_an_unknown_system_exits_2_and_leaves_no_run_dir(tmp_path: Path, make_anthropic_server: Any) -> None:
+    root = make_suite(tmp_path, 4)
+    server = make_anthropic_server(responder=parity_responder)
+    runs = tmp_path / "runs"
+    where = ["--cache-dir", str(tmp_path / "cache"), "--runs-dir", str(runs)]
+    proc = run_claude(root, *where, env=cli_env(server), cwd=tmp_path, system="gpt-5")
+    assert proc.returncode == 2
+    assert "unknown system 'gpt-5'" in proc.stderr and "baseline, claude, or module:function" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert run_dirs(runs) == [] and server.requests == []
+
+
+# -- 4. the API key is never written -----------------------------------------------------------------------------
+
+
+def test_the_api_key_never_reaches_the_cache_the_run_dir_or_the_output(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    n = 10
+    root = make_suite(tmp_path, n)
+    # only the secret key is accepted, so answered requests prove it was sent; with no retries the first
+    # four requests' faults make their cases errors, whose messages are journalled
+    server = make_anthropic_server(
+        responder=parity_responder,
+        api_key=SECRET,
+        faults={0: "server_error", 1: "overloaded", 2: "connection_reset", 3: "rate_limit"},
+        retry_after=0.05,
+    )
+    env = cli_env(server, key=SECRET)
+    cache, runs = tmp_path / "cache", tmp_path / "runs"
+    outputs = []
+    where = ["--cache-dir", str(cache), "--runs-dir", str(runs), "--max-retries", "0", "--concurrency", "1"]
+    for _ in range(2):  # a first run with errors (progress bar on), then a rerun from the cache
+        proc = evalkit("run", str(root), "--system", "claude", *where, env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        outputs += [proc.stdout, proc.stderr]
+    assert any(r.status == 200 and r.auth is not None for r in server.requests)
+    dirs = run_dirs(runs)
+    assert len(dirs) == 2
+    _, rows = load_run(dirs[0])
+    assert rows.filter(pl.col("case_status") == "error").height == 4  # error messages were journalled
+
+    assert all(SECRET not in text for text in outputs)
+    files = [p for p in (*cache.rglob("*"), *runs.rglob("*")) if p.is_file()]
+    assert {p.name for p in files} >= {"manifest.json", "results.jsonl", "results.parquet"}
+    for path in files:
+        assert SECRET.encode() not in path.read_bytes(), path
+    for run_dir in dirs:
+        frame = pl.read_parquet(run_dir / "results.parquet")
+        for column in frame.columns:
+            values = frame[column].cast(pl.String, strict=False).drop_nulls()
+            assert not values.str.contains(SECRET, literal=True).any(), column
+    assert not (tmp_path / ".evalkit").exists()
+
+
+# -- 5. a Claude-system run, then a rerun from the cache --------------------------------------------------------
+
+
+def test_a_rerun_is_all_cache_hits_with_equal_results_model_version_and_cost(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALKIT_PRICES", raising=False)
+    n = 20
+    suite = load_suite(make_suite(tmp_path, n))
+    system = load_system("claude", suite)
+    server = make_anthropic_server(responder=parity_responder, models=RESOLVED)
+    client = Client(base_url=server.base_url, api_key=KEY)
+    opts = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False)
+    first = Runner(suite, system, opts, client=client).run()
+    assert len(message_requests(server.requests)) == n
+    seen = len(server.requests)
+    second = Runner(suite, system, opts, client=client).run()
+    assert server.requests[seen:] == [], "a rerun is answered from the cache"
+    assert second.run_dir != first.run_dir
+    assert second.totals.cache_hits == n and second.totals.spent_usd == 0.0
+
+    price = pricing.price_for("claude-sonnet-4-6")
+    assert price is not None
+    (_, a), (_, b) = load_run(first.run_dir), load_run(second.run_dir)
+    columns = [
+        "case_id",
+        "case_status",
+        "output",
+        "output_hash",
+        "status",
+        "system_model_version",
+        "cost_usd",
+    ]
+    assert a.sort("case_id").select(columns).equals(b.sort("case_id").select(columns))
+    assert a["cache_hit"].to_list() == [False] * n and b["cache_hit"].to_list() == [True] * n
+    for r in first.results:
+        assert r.system_model == "claude-sonnet-4-6"
+        assert r.system_model_version == RESOLVED["claude-sonnet-4-6"]
+        assert r.input_tokens and r.output_tokens and r.cost_usd is not None
+        expected = (r.input_tokens * price.input + r.output_tokens * price.output) / 1_000_000
+        assert r.cost_usd == pytest.approx(expected)
+    assert sorted(a["case_status"].unique()) == ["fail", "pass"]
+
+    # a model the price table does not know: the cost is unknown (None), never zero
+    odd = load_suite(make_suite(tmp_path, 4, model="claude-experimental-0", name="unpriced"))
+    opts = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False)
+    unknown = Runner(odd, load_system("claude", odd), opts, client=client).run()
+    client.close()
+    assert [r.cost_usd for r in unknown.results] == [None] * 4
+    assert {r.system_model_version for r in unknown.results} == {"claude-experimental-0"}
+    assert unknown.totals.unknown_cost == 4 and unknown.totals.spent_usd == 0.0
+    _, rows = load_run(unknown.run_dir)
+    assert rows["cost_usd"].null_count() == 4
+
+
+# -- the local server's own latency floor -------------------------------------------------------------------------
+
+
+def test_a_local_round_trip_takes_milliseconds_not_a_delayed_ack(make_anthropic_server: Any) -> None:
+    server = make_anthropic_server()
+    request = {"model": "claude-sonnet-4-6", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    with Client(base_url=server.base_url, api_key=KEY) as client:
+        client.create(request)  # connect
+        times = []
+        for _ in range(10):
+            started = time.perf_counter()
+            client.create(request)
+            times.append(time.perf_counter() - started)
+    assert statistics.median(times) < 0.015, f"median round trip {statistics.median(times) * 1000:.1f} ms"
