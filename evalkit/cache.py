@@ -568,7 +568,8 @@ class ResponseCache:
             raise
         path = self.path_for(key)
         try:
-            atomic_write_bytes(path, payload)  # temp file in the same directory, fsync, os.replace
+            # no fsync: a cache entry torn by a power cut is detected as corrupt and refetched
+            atomic_write_bytes(path, payload, durable=False)
         except OSError as exc:
             raise self._not_writable(exc) from exc
         self._counters.write()

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from evalkit import __version__
 from evalkit.errors import EvalkitError
-from evalkit.fsutil import atomic_write_bytes, atomic_write_text
+from evalkit.fsutil import atomic_write_bytes, atomic_write_text, atomic_writer
 
 RESULTS_SCHEMA_VERSION = 1
 CaseStatus = Literal["pass", "fail", "error", "not_scored"]
@@ -210,13 +210,40 @@ class RunDir:
         return len(data) - keep
 
     def finalize(self, results: list[CaseResult]) -> None:
-        """Compact the journal to one line per (case, repeat) and write results.parquet, both atomically."""
+        """Write these results as the run's journal and results.parquet, both atomically."""
         ordered = sorted(results, key=lambda r: (r.case_id, r.repeat))
         text = "".join(r.model_dump_json() + "\n" for r in ordered)
         atomic_write_text(self.journal_path, text)
-        frame = check_rows(ordered)
-        buf = _parquet_bytes(frame)
-        atomic_write_bytes(self.parquet_path, buf)
+        atomic_write_bytes(self.parquet_path, _parquet_bytes(check_rows(ordered)))
+
+    def finish(self, chunk: int = 2000) -> int:
+        """Compact the journal to its last line per (case, repeat) and write results.parquet, streaming.
+
+        Works on the journal's text rather than result models, so a 10,000-case run never holds them all."""
+        latest: dict[tuple[str, int], str] = {}
+        if self.journal_path.exists():
+            with self.journal_path.open("r", encoding="utf-8") as fh:
+                for line in fh:
+                    if not line.endswith("\n"):
+                        break
+                    try:
+                        head = json.loads(line)
+                        latest[(head["case_id"], int(head.get("repeat", 0)))] = line
+                    except (ValueError, KeyError, TypeError):
+                        continue
+        keys = sorted(latest)
+        with atomic_writer(self.journal_path) as out:
+            for key in keys:
+                out.write(latest[key].encode("utf-8"))
+        frames = [
+            pl.DataFrame(
+                list(_rows(json.loads(latest[k]) for k in keys[i : i + chunk])), schema=CHECK_ROW_SCHEMA
+            )
+            for i in range(0, len(keys), chunk)
+        ]
+        frame = pl.concat(frames) if frames else pl.DataFrame(schema=CHECK_ROW_SCHEMA)
+        atomic_write_bytes(self.parquet_path, _parquet_bytes(frame))
+        return len(keys)
 
 
 class Journal:
@@ -284,51 +311,59 @@ CHECK_ROW_SCHEMA: dict[str, Any] = {
 }
 
 
-def _rows(results: Iterable[CaseResult]) -> Iterator[dict[str, Any]]:
-    for r in results:
-        base = {
-            "run_id": r.run_id,
-            "suite": r.suite,
-            "suite_version": r.suite_version,
-            "case_id": r.case_id,
-            "slice": r.slice,
-            "split": r.split,
-            "repeat": r.repeat,
-            "case_status": r.status,
-            "system": r.system,
-            "system_model": r.system_model,
-            "system_model_version": r.system_model_version,
-            "output": json.dumps(r.output, ensure_ascii=False) if r.output is not None else None,
-            "output_hash": r.output_hash,
-            "case_error": r.error,
-            "input_tokens": r.input_tokens,
-            "output_tokens": r.output_tokens,
-            "cost_usd": r.cost_usd,
-            "latency_s": r.latency_s,
-            "cache_hit": r.cache_hit,
-        }
-        for c in r.checks:
-            yield base | {
-                "check_index": c.index,
-                "check_kind": c.kind,
-                "check_name": c.name,
-                "check_field": c.field,
-                "tier": c.tier,
-                "status": c.status,
-                "passed": c.passed,
-                "score": c.score,
-                "detail": c.detail,
-                "skipped_reason": c.skipped_reason,
-                "error": c.error,
-                "judge_model": c.judge_model,
-                "judge_model_version": c.judge_model_version,
-                "judge_reasoning": c.judge_reasoning,
-                "judge_input_tokens": c.judge_input_tokens,
-                "judge_output_tokens": c.judge_output_tokens,
-                "judge_cost_usd": c.judge_cost_usd,
-                "judge_latency_s": c.judge_latency_s,
-                "judge_cache_hit": c.judge_cache_hit,
-            }
+_CASE_COLUMNS = (
+    "run_id",
+    "suite",
+    "suite_version",
+    "case_id",
+    "slice",
+    "split",
+    "repeat",
+    "system",
+    "system_model",
+    "system_model_version",
+    "output_hash",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_s",
+    "cache_hit",
+)
+_CHECK_COLUMNS = {
+    "index": "check_index",
+    "kind": "check_kind",
+    "name": "check_name",
+    "field": "check_field",
+    "tier": "tier",
+    "status": "status",
+    "passed": "passed",
+    "score": "score",
+    "detail": "detail",
+    "skipped_reason": "skipped_reason",
+    "error": "error",
+    "judge_model": "judge_model",
+    "judge_model_version": "judge_model_version",
+    "judge_reasoning": "judge_reasoning",
+    "judge_input_tokens": "judge_input_tokens",
+    "judge_output_tokens": "judge_output_tokens",
+    "judge_cost_usd": "judge_cost_usd",
+    "judge_latency_s": "judge_latency_s",
+    "judge_cache_hit": "judge_cache_hit",
+}
+
+
+def _rows(results: Iterable[CaseResult | dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Check-level rows from case results, given as models or as their decoded journal lines."""
+    for item in results:
+        r = item.model_dump(mode="json") if isinstance(item, CaseResult) else item
+        base = {col: r.get(col) for col in _CASE_COLUMNS}
+        output = r.get("output")
+        base["output"] = json.dumps(output, ensure_ascii=False) if output is not None else None
+        base["case_status"] = r.get("status")
+        base["case_error"] = r.get("error")
+        base["cache_hit"] = bool(r.get("cache_hit"))
+        for c in r.get("checks") or []:
+            yield base | {col: c.get(key) for key, col in _CHECK_COLUMNS.items()}
 
 
 def check_rows(results: Iterable[CaseResult]) -> pl.DataFrame:

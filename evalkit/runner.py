@@ -62,9 +62,13 @@ class RunTotals:
 class RunOutcome:
     run_dir: Path
     manifest: Manifest
-    results: list[CaseResult]
     totals: RunTotals = field(default_factory=RunTotals)
     resumed: int = 0
+
+    @property
+    def results(self) -> list[CaseResult]:
+        """The run's case results, read from its journal when asked for (a large run never holds them all)."""
+        return RunDir(self.run_dir).read_journal()
 
 
 def new_run_id(suite: str) -> str:
@@ -301,16 +305,15 @@ class Runner:
             journal.close()
             if bar is not None:
                 bar.close()
-        results = run.read_journal()
         if interrupted:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
-        run.finalize(results)
+        run.finish()
         manifest.status = "complete"
         manifest.ended_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         run.write_manifest(manifest)
-        return RunOutcome(run.path, manifest, results, self.totals, resumed=len(done))
+        return RunOutcome(run.path, manifest, self.totals, resumed=len(done))
 
     def _execute(
         self,
