@@ -81,16 +81,36 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
         )
     case_rows = rows.unique(["case_id", "repeat"])
     hits = int(case_rows["cache_hit"].sum())
-    cost = verdicts["cost_usd"]
-    known = cost.drop_nulls()
-    spent = f"${float(known.sum()):.4f}" + (
-        f" (+{cost.null_count()} of unknown cost)" if cost.null_count() else ""
+    judged = rows.filter(pl.col("judge_model").is_not_null())
+    calls = pl.concat(
+        [
+            case_rows.select(
+                pl.col("cost_usd").alias("cost"),
+                pl.col("cache_hit").alias("hit"),
+                (pl.col("input_tokens").fill_null(0) + pl.col("output_tokens").fill_null(0)).alias("tokens"),
+            ),
+            judged.select(
+                pl.col("judge_cost_usd").alias("cost"),
+                pl.col("judge_cache_hit").fill_null(False).alias("hit"),
+                (
+                    pl.col("judge_input_tokens").fill_null(0) + pl.col("judge_output_tokens").fill_null(0)
+                ).alias("tokens"),
+            ),
+        ]
     )
+    paid, cached = calls.filter(~pl.col("hit")), calls.filter(pl.col("hit"))
+    unknown = paid["cost"].null_count()
+    spent = f"${float(paid['cost'].drop_nulls().sum()):.4f}" + (
+        f" (+{unknown} calls of unknown price)" if unknown else ""
+    )
+    saved = ""
+    if cached.height:
+        saved = f" (the cache saved ${float(cached['cost'].drop_nulls().sum()):.4f}, {int(cached['tokens'].sum())} tokens)"
     lat = case_rows["latency_s"].drop_nulls()
     p50 = float(lat.quantile(0.5, "linear") or 0) if len(lat) else None
     p95 = float(lat.quantile(0.95, "linear") or 0) if len(lat) else None
     lines.append(
-        f"  cost {spent}   cache hits {hits}/{len(case_rows)}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
+        f"  spent {spent}{saved}   cache hits {hits}/{len(case_rows)}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
     )
     return "\n".join(lines)
 
