@@ -204,10 +204,13 @@ def build_report(manifest: Manifest, rows: pl.DataFrame, reference: Reference | 
     slice_rates = rate_fn(verdicts, by="slice")
     noise = noise_floor(verdicts).row(0, named=True) if repeats > 1 else None
     comparison = compare(info, verdicts, reference) if reference is not None else None
+    power = estimate_mde(verdicts, info.run_id)
     if comparison is not None:
-        power = estimate_mde(comparison.verdicts, comparison.run_a, comparison.run_b)
-    else:
-        power = estimate_mde(verdicts, info.run_id)
+        paired = estimate_mde(comparison.verdicts, comparison.run_a, comparison.run_b)
+        # with no discordant pairs the paired variance is zero and says nothing about the next change;
+        # the unpaired estimate is the honest (conservative) figure then
+        if not (_nan(paired.mde) or paired.mde == 0.0):
+            power = paired
     splits = dev_vs_holdout(verdicts).row(0, named=True)
     costs = cost_latency(rows)
     if comparison is not None and comparison.reference.rows is not None:
