@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalkit.cache import cache_key
+from evalkit.cache import MESSAGES_ENDPOINT, cache_key
 from evalkit.cases import Case
 from evalkit.checks import JudgeCheck
 from evalkit.graders import grade_case
@@ -23,8 +23,6 @@ from evalkit.graders.base import Grade
 if TYPE_CHECKING:
     from evalkit.results import Manifest, RunDir
     from evalkit.runner import Runner
-
-MESSAGES_ENDPOINT = "/v1/messages"
 
 
 def _sleep(seconds: float) -> None:
@@ -93,15 +91,7 @@ def _collect_batch(
             request,
             repeat,
             outcome.message,
-            meta={
-                "model": outcome.model,
-                "input_tokens": outcome.input_tokens,
-                "output_tokens": outcome.output_tokens,
-                "cost_usd": outcome.cost_usd,
-                "latency_s": outcome.latency_s,
-                "batch": True,
-                "case_id": case_id,
-            },
+            meta=outcome.cache_meta(case_id=case_id),
         )
         result.cached += 1
     return result

@@ -45,6 +45,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_FORMAT_VERSION",
     "DEFAULT_CACHE_DIR",
+    "MESSAGES_ENDPOINT",
     "CacheEntry",
     "CacheError",
     "CacheMiss",
@@ -62,6 +63,9 @@ __all__ = [
     "sanitize_request",
     "scan",
 ]
+
+MESSAGES_ENDPOINT = "/v1/messages"
+"""The endpoint every cached model call goes to; part of each cache key."""
 
 CACHE_FORMAT_VERSION = 1
 """Bumped whenever the key derivation or the file layout changes; entries of another version are ignored."""

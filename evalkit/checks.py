@@ -9,9 +9,20 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 Normalizer = Literal["strip", "casefold", "whitespace", "numbers"]
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression ({exc})") from None
+    return pattern
+
+
+RegexPattern = Annotated[str, AfterValidator(_compiles)]
 Tier = Literal["exact", "code", "judge"]
 
 
@@ -94,18 +105,9 @@ class ContainsNoneCheck(_Check):
 
 class RegexCheck(_Check):
     kind: Literal["regex"] = "regex"
-    pattern: str
+    pattern: RegexPattern
     flags: str = ""
     must_match: bool = True
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str) -> str:
-        try:
-            re.compile(v)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression ({exc})") from None
-        return v
 
     @field_validator("flags")
     @classmethod
@@ -146,17 +148,8 @@ class CitationsSubsetCheck(_Check):
     kind: Literal["citations_subset"] = "citations_subset"
     retrieved: list[str] | None = None
     retrieved_from: str = "chunks"
-    pattern: str = r"\[([^\[\]\s]+)\]"
+    pattern: RegexPattern = r"\[([^\[\]\s]+)\]"
     require_citation: bool = False
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str) -> str:
-        try:
-            re.compile(v)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression ({exc})") from None
-        return v
 
 
 class NoEmailExceptCheck(_Check):

@@ -180,6 +180,29 @@ with warnings.catch_warnings():
         message: dict[str, Any] = pydantic.Field(default_factory=dict)
 
         @classmethod
+        def from_cache_entry(cls, entry: Any, *, requested_model: str, structured: bool) -> CallResult:
+            """Rebuild a result from a response-cache entry (its raw message and the meta written with it)."""
+            return cls.from_message(
+                entry.response,
+                requested_model=requested_model,
+                latency_s=float(entry.meta.get("latency_s") or 0.0),
+                batch=bool(entry.meta.get("batch")),
+                structured=structured,
+            )
+
+        def cache_meta(self, **extra: Any) -> dict[str, Any]:
+            """What a response-cache entry records beside the raw message."""
+            return {
+                "model": self.model,
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cost_usd": self.cost_usd,
+                "latency_s": self.latency_s,
+                "batch": self.batch,
+                **extra,
+            }
+
+        @classmethod
         def from_message(
             cls,
             message: Mapping[str, Any],

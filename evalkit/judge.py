@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evalkit.cache import ResponseCache, cache_key
+from evalkit.cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit.cases import Case
 from evalkit.checks import JudgeCheck
 from evalkit.errors import EvalkitError
@@ -25,7 +24,6 @@ from evalkit.graders.base import JudgeGrade, is_missing
 from evalkit.hashing import sha256_hex
 from evalkit.suite import JudgeSettings
 
-MESSAGES_ENDPOINT = "/v1/messages"
 FENCE_TAGS = ("candidate_output", "case_input", "reference", "rubric", "criteria", "output_a", "output_b")
 _TAG = re.compile(r"<(\s*/?\s*)(" + "|".join(FENCE_TAGS) + r")\b", re.IGNORECASE)
 
@@ -179,7 +177,8 @@ class Judge:
                     ) from None
                 continue
             if not hit and self.cache is not None:
-                self.cache.put(key, MESSAGES_ENDPOINT, request, rep, result.message, meta=_meta(result, case))
+                meta = result.cache_meta(case_id=case.id, role="judge")
+                self.cache.put(key, MESSAGES_ENDPOINT, request, rep, result.message, meta=meta)
             return grade
         raise JudgeError(f"the judge gave no valid verdict after a retry ({problem})")
 
@@ -191,16 +190,9 @@ class Judge:
         if use_cache and self.cache is not None:
             entry = self.cache.get(key, label=f"judge for case {case.id} repeat {repeat}")
             if entry is not None:
-                return (
-                    CallResult.from_message(
-                        entry.response,
-                        requested_model=self.settings.model,
-                        latency_s=float(entry.meta.get("latency_s") or 0.0),
-                        batch=bool(entry.meta.get("batch")),
-                        structured=True,
-                    ),
-                    True,
-                )
+                return CallResult.from_cache_entry(
+                    entry, requested_model=self.settings.model, structured=True
+                ), True
         return self.client.create(request), False
 
     def _grade(self, verdict: RubricVerdict, check: JudgeCheck, result: Any, hit: bool) -> JudgeGrade:
@@ -252,19 +244,6 @@ def _align(given: list[CriterionVerdict], rubric: list[str]) -> list[CriterionVe
     raise ValueError("the verdict's criteria do not match the rubric's")
 
 
-def _meta(result: Any, case: Case) -> dict[str, Any]:
-    return {
-        "model": result.model,
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "cost_usd": result.cost_usd,
-        "latency_s": result.latency_s,
-        "batch": result.batch,
-        "case_id": case.id,
-        "role": "judge",
-    }
-
-
 # -- the pairwise judge ---------------------------------------------------------------------------------------
 
 
@@ -304,8 +283,8 @@ class PairwiseJudge:
         if self.cache is not None:
             entry = self.cache.get(key, label=label)
             if entry is not None:
-                result = CallResult.from_message(
-                    entry.response, requested_model=self.settings.model, structured=True
+                result = CallResult.from_cache_entry(
+                    entry, requested_model=self.settings.model, structured=True
                 )
                 try:
                     return PairwiseVerdict.model_validate(result.json), result
@@ -316,7 +295,6 @@ class PairwiseJudge:
                         ) from None
         problem = ""
         for _ in range(2):
-            t0 = time.perf_counter()
             result = self.client.create(request)
             try:
                 verdict = PairwiseVerdict.model_validate(
@@ -326,11 +304,7 @@ class PairwiseJudge:
                 problem = str(exc).splitlines()[0]
                 continue
             if self.cache is not None:
-                meta = {
-                    "model": result.model,
-                    "latency_s": time.perf_counter() - t0,
-                    "cost_usd": result.cost_usd,
-                }
+                meta = result.cache_meta(role="pairwise judge")
                 self.cache.put(key, MESSAGES_ENDPOINT, request, 0, result.message, meta=meta)
             return verdict, result
         raise JudgeError(f"the pairwise judge gave no valid verdict after a retry ({problem})")

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from evalkit.cache import ResponseCache, cache_key
+from evalkit.cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit.cases import Case
 from evalkit.errors import EvalkitError
 from evalkit.graders import CheckOutcome, JudgeFn, grade_case
@@ -28,7 +28,6 @@ from evalkit.suite import Suite
 from evalkit.systems import ClaudeSystem, PythonSystem, System
 
 JudgeMode = Literal["auto", "on", "off"]
-MESSAGES_ENDPOINT = "/v1/messages"
 
 
 @dataclass
@@ -145,30 +144,13 @@ class Runner:
         from evalkit.client import CallResult
 
         if entry is not None:
-            result = CallResult.from_message(
-                entry.response,
-                requested_model=system.model,
-                latency_s=float(entry.meta.get("latency_s") or 0.0),
-                batch=bool(entry.meta.get("batch")),
-                structured=system.output_schema is not None,
+            result = CallResult.from_cache_entry(
+                entry, requested_model=system.model, structured=system.output_schema is not None
             )
             return system.parse_output(result.text, result.json), result, True
         result = self.client.create(request)
         self.cache.put(
-            key,
-            MESSAGES_ENDPOINT,
-            request,
-            repeat,
-            result.message,
-            meta={
-                "model": result.model,
-                "input_tokens": result.input_tokens,
-                "output_tokens": result.output_tokens,
-                "cost_usd": result.cost_usd,
-                "latency_s": result.latency_s,
-                "batch": result.batch,
-                "case_id": case.id,
-            },
+            key, MESSAGES_ENDPOINT, request, repeat, result.message, meta=result.cache_meta(case_id=case.id)
         )
         return system.parse_output(result.text, result.json), result, False
 
