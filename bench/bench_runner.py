@@ -132,12 +132,12 @@ def timed_run(suite_root: Path, work: Path, base_url: str, cache: Path, name: st
     options = RunOptions(
         concurrency=CONCURRENCY, cache_dir=cache, run_dir=work / "runs" / name, progress=False, judge="off"
     )
-    client = Client(base_url=base_url, api_key=API_KEY, max_concurrency=CONCURRENCY)
-    runner = Runner(suite, load_system("claude", suite), options, client=client)
+    # the runner builds its own client from the environment, as `evalkit run` does (and so picks its processes)
+    os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = base_url, API_KEY
+    runner = Runner(suite, load_system("claude", suite), options)
     started = time.perf_counter()
     outcome = runner.run()
     elapsed = time.perf_counter() - started
-    client.close()
     return elapsed, outcome
 
 

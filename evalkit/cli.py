@@ -96,6 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             batch=args.batch,
             max_retries=args.max_retries,
+            processes=args.processes,
         )
         runner = Runner(suite, system, options)
         outcome = runner.run(resume=Path(args.resume) if args.resume else None)
@@ -282,6 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch", action="store_true", help="send uncached requests through the Message Batches API"
     )
     p.add_argument("--max-retries", type=int, default=4, help="retries per API call (default 4)")
+    p.add_argument(
+        "--processes",
+        type=_positive,
+        default=None,
+        help="worker processes for model calls (default: one per 16 calls in flight, up to the cores)",
+    )
     p.add_argument("--out", default=None, help="run directory (default runs/<run-id>)")
     p.add_argument("--runs-dir", default="runs", help="where new run directories go (default runs/)")
     p.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")

@@ -42,6 +42,7 @@ class RunOptions:
     progress: bool = True
     batch: bool = False
     batch_poll_s: float = 5.0
+    processes: int | None = None  # worker processes for model calls; None = decide from concurrency and cores
     max_retries: int = 4
     timeout: float = 120.0
 
@@ -70,6 +71,16 @@ class RunOutcome:
         return RunDir(self.run_dir).read_journal()
 
 
+class _RunnerClient:
+    """The runner's current client, looked up on each use (worker processes live only as long as a run)."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner.client, name)
+
+
 def new_run_id(suite: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return f"{stamp}-{suite}-{secrets.token_hex(2)}"
@@ -96,11 +107,12 @@ class Runner:
         self.system = system
         self.options = options or RunOptions()
         self._client = client
+        self._owns_workers = False
         self.cache = ResponseCache(self.options.cache_dir, mode=self.options.cache_mode)  # type: ignore[arg-type]
         if judge is None and self._judge_wanted():
             from evalkit.judge import Judge
 
-            judge = Judge(client=self.client, settings=suite.config.judge, cache=self.cache)
+            judge = Judge(client=_RunnerClient(self), settings=suite.config.judge, cache=self.cache)
         self.judge = judge
         judge_model = getattr(getattr(judge, "settings", None), "model", None)
         if judge_model is not None and judge_model == system.model:
@@ -126,14 +138,40 @@ class Runner:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from evalkit.client import Client
+            kwargs: dict[str, Any] = {
+                "max_concurrency": self.options.concurrency,
+                "max_retries": self.options.max_retries,
+                "timeout": self.options.timeout,
+            }
+            processes = self.processes()
+            if processes > 1:
+                from evalkit.workers import CallWorkers
 
-            self._client = Client(
-                max_concurrency=self.options.concurrency,
-                max_retries=self.options.max_retries,
-                timeout=self.options.timeout,
-            )
+                threads = -(-self.options.concurrency // processes)
+                self._client = CallWorkers(processes, threads, **kwargs)
+                self._owns_workers = True
+            else:
+                from evalkit.client import Client
+
+                self._client = Client(**kwargs)
         return self._client
+
+    def processes(self) -> int:
+        """Worker processes for model calls: the option, or enough cores to keep the SDK's CPU off the path."""
+        import multiprocessing
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return 1  # worker processes start by fork; elsewhere calls stay in this process
+        if self.options.processes is not None:
+            return max(1, self.options.processes)
+        # below a few dozen calls in flight one process keeps up; past that, one per 16 calls, up to the cores
+        return max(1, min(os.cpu_count() or 1, self.options.concurrency // 16))
+
+    def _release_workers(self) -> None:
+        if self._owns_workers and self._client is not None:
+            self._client.close()
+            self._client = None
+            self._owns_workers = False
 
     # -- one (case, repeat) -----------------------------------------------------------------------------------
 
@@ -259,6 +297,9 @@ class Runner:
         if self.options.batch and self.cache.mode.value != "readwrite":
             raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
         run, manifest, done = self._prepare(resume)
+        if isinstance(self.system, ClaudeSystem) or self.judge is not None:
+            # worker processes fork here, before this run starts any thread of its own
+            _ = self.client
         repeats = manifest.repeats
         todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
         run.write_manifest(manifest)
@@ -287,6 +328,7 @@ class Runner:
             journal.close()
             if bar is not None:
                 bar.close()
+            self._release_workers()
         if interrupted:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
