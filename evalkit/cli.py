@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -446,6 +447,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader went away (`evalkit ... | head`): not an error of ours, and nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return EXIT_OK
     except KeyboardInterrupt as exc:
         if str(exc):
             print(str(exc), file=sys.stderr)
