@@ -571,6 +571,24 @@ class Client:
                     continue
                 self._raise(exc)
 
+    def _result_from_dict(
+        self,
+        data: Any,
+        request: Mapping[str, Any],
+        latency_s: float,
+        *,
+        structured: bool,
+        request_id: str | None,
+    ) -> CallResult:
+        return CallResult.from_message(
+            data,
+            requested_model=str(request["model"]),
+            latency_s=latency_s,
+            prices=self.prices,
+            structured=structured,
+            request_id=request_id,
+        )
+
     def _result(
         self,
         message: Any,
@@ -601,9 +619,20 @@ class Client:
         kwargs = _split_request(request, "create")
         client = self.sync_client
         started = time.perf_counter()
-        message = self._run(lambda: client.messages.create(**kwargs))
-        return self._result(
-            message, request, time.perf_counter() - started, structured=is_structured(request)
+
+        def call() -> tuple[Any, str | None]:
+            # the raw body, decoded once: building the SDK's message model only to dump it again costs
+            # more CPU than the rest of a call's handling
+            raw = client.messages.with_raw_response.create(**kwargs)
+            return json.loads(raw.http_response.content), raw.headers.get("request-id")
+
+        data, request_id = self._run(call)
+        return self._result_from_dict(
+            data,
+            request,
+            time.perf_counter() - started,
+            structured=is_structured(request),
+            request_id=request_id,
         )
 
     async def acreate(self, request: Mapping[str, Any]) -> CallResult:
