@@ -50,10 +50,13 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
     lines.append("")
     per_slice = pass_rate(verdicts, by="slice").sort("slice")
     width = max(12, *(len(s) for s in per_slice["slice"].to_list()))
-    lines.append(f"  {'slice':<{width}}  {'n':>4}  {'pass':>6}  95% CI")
+    waiting = bool(overall["not_scored"])
+    extra = f"  {'await judge':>11}" if waiting else ""
+    lines.append(f"  {'slice':<{width}}  {'n':>4}  {'pass':>6}  {'95% CI':<13}{extra}".rstrip())
     for r in per_slice.iter_rows(named=True):
         ci = f"{_pct(r['ci_low']).strip()}–{_pct(r['ci_high']).strip()}" if r["n"] else ""
-        lines.append(f"  {r['slice']:<{width}}  {r['n']:>4}  {_pct(r['rate'])}  {ci}")
+        extra = f"  {r['not_scored']:>11}" if waiting else ""
+        lines.append(f"  {r['slice']:<{width}}  {r['n']:>4}  {_pct(r['rate'])}  {ci:<13}{extra}".rstrip())
     lines.append("")
     by_check = (
         rows.group_by("check_kind", "tier")
