@@ -531,12 +531,15 @@ class ResponseCache:
         repeat: int,
         response: Any,
         meta: Mapping[str, Any] | None = None,
+        *,
+        verify: bool = True,
     ) -> None:
         """Store ``response`` for the request whose key is ``key`` (a no-op in replay and off modes).
 
         ``key`` must be ``cache_key(endpoint, request, repeat)``. ``meta`` may carry ``model``,
         ``input_tokens``, ``output_tokens``, ``cost_usd`` and any other JSON; ``created_at`` (UTC) and ``model``
         (from the request) are filled in when absent. The write is atomic and replaces any existing entry.
+        ``verify=False`` skips recomputing the key, for a caller that has just computed it from the same request.
         Raises :class:`CacheError` if the directory cannot be written, ``TypeError``/``ValueError`` if the
         arguments are not JSON (nothing is written then).
         """
@@ -547,7 +550,8 @@ class ResponseCache:
         if response is None:
             raise ValueError("cannot cache a missing (None) response")
         sanitized = sanitize_request(request)
-        expected = _key_of(endpoint, sanitized, repeat)
+        # verify=False is for callers that computed the key with cache_key() from this very request
+        expected = _key_of(endpoint, sanitized, repeat) if verify else key
         if key != expected:
             raise ValueError(
                 f"cache key {key} does not match the request (it hashes to {expected}); "

@@ -18,8 +18,11 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
     since a torn entry is detected and refetched.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except FileNotFoundError:  # the folder is new: make it only then, not on every write
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o644)  # mkstemp makes 0600; results and caches are meant to be shared and committed
         with os.fdopen(fd, "wb") as fh:

@@ -107,7 +107,8 @@ class Runner:
         self.system = system
         self.options = options or RunOptions()
         self._client = client
-        self._owns_workers = False
+        self._client_given = client is not None
+        self._judge_given = judge is not None
         self.cache = ResponseCache(self.options.cache_dir, mode=self.options.cache_mode)  # type: ignore[arg-type]
         if judge is None and self._judge_wanted():
             from evalkit.judge import Judge
@@ -138,40 +139,31 @@ class Runner:
     @property
     def client(self) -> Any:
         if self._client is None:
-            kwargs: dict[str, Any] = {
-                "max_concurrency": self.options.concurrency,
-                "max_retries": self.options.max_retries,
-                "timeout": self.options.timeout,
-            }
-            processes = self.processes()
-            if processes > 1:
-                from evalkit.workers import CallWorkers
+            from evalkit.client import Client
 
-                threads = -(-self.options.concurrency // processes)
-                self._client = CallWorkers(processes, threads, **kwargs)
-                self._owns_workers = True
-            else:
-                from evalkit.client import Client
-
-                self._client = Client(**kwargs)
+            self._client = Client(
+                max_concurrency=self.options.concurrency,
+                max_retries=self.options.max_retries,
+                timeout=self.options.timeout,
+            )
         return self._client
 
     def processes(self) -> int:
-        """Worker processes for model calls: the option, or enough cores to keep the SDK's CPU off the path."""
+        """Worker processes for this run: the option, or one per 16 cases in flight up to the cores."""
         import multiprocessing
 
-        if "fork" not in multiprocessing.get_all_start_methods():
-            return 1  # worker processes start by fork; elsewhere calls stay in this process
+        if self._client_given or self._judge_given or "fork" not in multiprocessing.get_all_start_methods():
+            return 1  # a caller's own client cannot be shared across a fork; workers start by fork only
         if self.options.processes is not None:
             return max(1, self.options.processes)
-        # below a few dozen calls in flight one process keeps up; past that, one per 16 calls, up to the cores
-        return max(1, min(os.cpu_count() or 1, self.options.concurrency // 16))
+        # below a few dozen cases in flight one process keeps up; past that its CPU sets the pace. One more
+        # process than cores keeps every core busy while the others wait on the network.
+        return max(1, min((os.cpu_count() or 1) + 1, self.options.concurrency // 16))
 
-    def _release_workers(self) -> None:
-        if self._owns_workers and self._client is not None:
-            self._client.close()
-            self._client = None
-            self._owns_workers = False
+    def in_worker(self) -> None:
+        """Called in a forked worker: build a client of its own (sockets must not be shared across a fork)."""
+        self._client = None
+        self.options.processes = 1
 
     # -- one (case, repeat) -----------------------------------------------------------------------------------
 
@@ -187,9 +179,8 @@ class Runner:
             )
             return system.parse_output(result.text, result.json), result, True
         result = self.client.create(request)
-        self.cache.put(
-            key, MESSAGES_ENDPOINT, request, repeat, result.message, meta=result.cache_meta(case_id=case.id)
-        )
+        meta = result.cache_meta(case_id=case.id)
+        self.cache.put(key, MESSAGES_ENDPOINT, request, repeat, result.message, meta=meta, verify=False)
         return system.parse_output(result.text, result.json), result, False
 
     def system_output(self, case: Case, repeat: int) -> Any:
@@ -297,9 +288,6 @@ class Runner:
         if self.options.batch and self.cache.mode.value != "readwrite":
             raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
         run, manifest, done = self._prepare(resume)
-        if isinstance(self.system, ClaudeSystem) or self.judge is not None:
-            # worker processes fork here, before this run starts any thread of its own
-            _ = self.client
         repeats = manifest.repeats
         todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
         run.write_manifest(manifest)
@@ -315,20 +303,29 @@ class Runner:
                 from evalkit.batch import prefill
 
                 self.batch_phases = prefill(self, todo, manifest, run)
+            workers = None
+            if self.processes() > 1 and len(todo) > self.options.concurrency:
+                from evalkit.workers import CaseWorkers
+
+                # fork before this process starts threads of its own (the progress bar's, the pool's)
+                threads = -(-self.options.concurrency // self.processes())
+                workers = CaseWorkers(self, self.processes(), threads, manifest.run_id)
             bar = _progress(
                 total=len(self.suite.cases) * repeats,
                 initial=len(done),
                 desc=self.suite.name,
                 enabled=self.options.progress,
             )
-            self._execute(todo, manifest.run_id, journal, bar, on_result)
+            if workers is not None:
+                self._execute_in_workers(workers, todo, journal, bar, on_result)
+            else:
+                self._execute(todo, manifest.run_id, journal, bar, on_result)
         except KeyboardInterrupt:
             interrupted = True
         finally:
             journal.close()
             if bar is not None:
                 bar.close()
-            self._release_workers()
         if interrupted:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
@@ -367,6 +364,24 @@ class Runner:
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
 
+    def _execute_in_workers(
+        self,
+        workers: Any,
+        todo: list[tuple[Case, int]],
+        journal: Journal,
+        bar: Any,
+        on_result: Callable[[CaseResult], None] | None,
+    ) -> None:
+        finished = False
+        try:
+            for case, repeat in todo:
+                workers.submit(case, repeat)
+            for result in workers.results(len(todo)):
+                self._record_one(result, journal, bar, on_result)
+            finished = True
+        finally:
+            workers.close(finished)
+
     def _record(
         self,
         finished: set[Future[CaseResult]],
@@ -375,28 +390,34 @@ class Runner:
         on_result: Callable[[CaseResult], None] | None,
     ) -> None:
         for fut in finished:
-            result = fut.result()
-            journal.append(result)
-            t = self.totals
-            t.done += 1
-            t.errors += result.status == "error"
-            t.cache_hits += result.cache_hit
-            for cost, hit in [(result.cost_usd, result.cache_hit)] + [
-                (c.judge_cost_usd, bool(c.judge_cache_hit)) for c in result.checks if c.judge_model
-            ]:
-                if hit:
-                    continue
-                if cost is None:
-                    t.unknown_cost += isinstance(self.system, ClaudeSystem)
-                else:
-                    t.spent_usd += cost
-            if on_result is not None:
-                on_result(result)
-            if bar is not None:
-                bar.set_postfix_str(
-                    f"hits={t.cache_hits} errors={t.errors} ${t.spent_usd:.4f}", refresh=False
-                )
-                bar.update(1)
+            self._record_one(fut.result(), journal, bar, on_result)
+
+    def _record_one(
+        self,
+        result: CaseResult,
+        journal: Journal,
+        bar: Any,
+        on_result: Callable[[CaseResult], None] | None,
+    ) -> None:
+        journal.append(result)
+        t = self.totals
+        t.done += 1
+        t.errors += result.status == "error"
+        t.cache_hits += result.cache_hit
+        for cost, hit in [(result.cost_usd, result.cache_hit)] + [
+            (c.judge_cost_usd, bool(c.judge_cache_hit)) for c in result.checks if c.judge_model
+        ]:
+            if hit:
+                continue
+            if cost is None:
+                t.unknown_cost += isinstance(self.system, ClaudeSystem)
+            else:
+                t.spent_usd += cost
+        if on_result is not None:
+            on_result(result)
+        if bar is not None:
+            bar.set_postfix_str(f"hits={t.cache_hits} errors={t.errors} ${t.spent_usd:.4f}", refresh=False)
+            bar.update(1)
 
 
 def _safe_hash(output: Any) -> str | None:

@@ -1,129 +1,118 @@
-"""Model calls from worker processes, for large runs at high concurrency.
+"""Whole cases run in worker processes, for large runs at high concurrency.
 
-Python runs one thread at a time per process, and the SDK spends a millisecond or two of CPU on every call. At a
-few dozen calls in flight against a fast endpoint that CPU, not the network, sets the pace. `CallWorkers` keeps a
-few processes, each with its own client and a pool of threads, and hands them requests over queues; the runner
-uses it like a client (`create`), and everything else (caching, grading, the journal) stays in the main process.
+Python runs one thread at a time per process, and each case costs a few milliseconds of CPU: the SDK's handling
+of the call, the cache entry, grading. At a few dozen cases in flight against a fast endpoint that CPU, not the
+network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go; each runs cases with
+its own client and a pool of threads, writes cache entries itself, and sends back finished results. The parent
+only journals them, so a crash of either side loses nothing that was journalled, and a response that reached the
+cache is not paid for again on resume.
 """
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
+import os
+import queue
 import threading
-from concurrent.futures import Future
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from evalkit.client import CallResult, Client
+if TYPE_CHECKING:
+    from evalkit.results import CaseResult
+    from evalkit.runner import Runner
 
 _STOP = None
 
 
-def _serve(requests: Any, results: Any, client: Client) -> None:
+def _serve(runner: Runner, tasks: Any, results: Any, run_id: str, parent: int) -> None:
+    cases = runner.suite.cases
     while True:
-        item = requests.get()
+        try:
+            item = tasks.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != parent:
+                return  # the parent is gone (killed): stop rather than linger
+            continue
         if item is _STOP:
             return
-        call_id, request = item
+        index, repeat = item
         try:
-            results.put((call_id, True, client.create(request)))
-        except BaseException as exc:  # handed back to the caller, whatever it is
-            results.put((call_id, False, exc))
+            results.put(runner.run_one(cases[index], repeat, run_id))
+        except BaseException as exc:  # run_one records system and grader errors itself; this is a bug
+            results.put(exc)
 
 
-def _worker_main(requests: Any, results: Any, threads: int, client_kwargs: dict[str, Any]) -> None:
-    client = Client(**client_kwargs)
+def _worker_main(runner: Runner, tasks: Any, results: Any, threads: int, run_id: str, parent: int) -> None:
+    runner.in_worker()
     pool = [
-        threading.Thread(target=_serve, args=(requests, results, client), daemon=True) for _ in range(threads)
+        threading.Thread(target=_serve, args=(runner, tasks, results, run_id, parent), daemon=True)
+        for _ in range(threads)
     ]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
-    client.close()
 
 
-class CallWorkers:
-    """A client whose `create` calls run in `processes` worker processes with `threads` threads each.
+class CaseWorkers:
+    """`processes` forked copies of a runner, each running cases on `threads` threads."""
 
-    Other methods (count_tokens, batches) run on an ordinary client in this process: they are few.
-    """
-
-    def __init__(self, processes: int, threads: int, **client_kwargs: Any) -> None:
+    def __init__(self, runner: Runner, processes: int, threads: int, run_id: str) -> None:
         if processes < 1 or threads < 1:
             raise ValueError("processes and threads must be at least 1")
-        # fork: the workers start in milliseconds with evalkit already imported (spawn re-imports the SDK, ~0.5 s)
+        # fork: the copies start in milliseconds with the suite, system and cache already loaded
         ctx = multiprocessing.get_context("fork")
-        self._requests: Any = ctx.Queue()
+        self._tasks: Any = ctx.Queue()
         self._results: Any = ctx.Queue()
         self._threads = threads
         self._procs = [
             ctx.Process(
                 target=_worker_main,
-                args=(self._requests, self._results, threads, client_kwargs),
+                args=(runner, self._tasks, self._results, threads, run_id, os.getpid()),
                 daemon=True,
-                name=f"evalkit-calls-{i}",
+                name=f"evalkit-cases-{i}",
             )
             for i in range(processes)
         ]
         for p in self._procs:
             p.start()
-        self._pending: dict[int, Future[CallResult]] = {}
-        self._lock = threading.Lock()
-        self._ids = itertools.count()
-        self._collector = threading.Thread(target=self._collect, daemon=True, name="evalkit-call-results")
-        self._collector.start()
-        self._local = Client(**client_kwargs)
+        self._index = {id(case): i for i, case in enumerate(runner.suite.cases)}
         self._closed = False
 
-    def _collect(self) -> None:
-        while True:
-            item = self._results.get()
-            if item is _STOP:
-                return
-            call_id, ok, payload = item
-            with self._lock:
-                future = self._pending.pop(call_id, None)
-            if future is None:
-                continue
-            if ok:
-                future.set_result(payload)
-            else:
-                future.set_exception(payload)
+    def submit(self, case: Any, repeat: int) -> None:
+        self._tasks.put((self._index[id(case)], repeat))
 
-    def create(self, request: dict[str, Any]) -> CallResult:
-        if self._closed:
-            raise RuntimeError("the call workers are closed")
-        future: Future[CallResult] = Future()
-        with self._lock:
-            call_id = next(self._ids)
-            self._pending[call_id] = future
-        self._requests.put((call_id, dict(request)))
-        return future.result()
+    def results(self, count: int) -> Iterator[CaseResult]:
+        """The next `count` finished results, in the order they finish."""
+        for _ in range(count):
+            while True:
+                try:
+                    item = self._results.get(timeout=1.0)
+                    break
+                except queue.Empty:
+                    dead = [p for p in self._procs if not p.is_alive()]
+                    if dead:
+                        raise RuntimeError(
+                            f"worker process {dead[0].name} stopped (exit code {dead[0].exitcode}); "
+                            "resume the run, with --processes 1 if it happens again"
+                        ) from None
+            if isinstance(item, BaseException):
+                raise item
+            yield item
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._local, name)
-
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
+        """Stop the workers: after the queued cases when `finished`, at once otherwise (an interrupt)."""
         if self._closed:
             return
         self._closed = True
-        for _ in range(len(self._procs) * self._threads):
-            self._requests.put(_STOP)
+        if finished:
+            for _ in range(len(self._procs) * self._threads):
+                self._tasks.put(_STOP)
         for p in self._procs:
-            p.join(timeout=10)
+            if finished:
+                p.join(timeout=5)
             if p.is_alive():
                 p.terminate()
-        self._results.put(_STOP)
-        self._collector.join(timeout=10)
-        with self._lock:
-            for future in self._pending.values():
-                future.set_exception(RuntimeError("the call workers stopped before answering"))
-            self._pending.clear()
-        self._local.close()
-
-    def __enter__(self) -> CallWorkers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+                p.join(timeout=5)
+        self._tasks.close()
+        self._results.close()

@@ -1,67 +1,100 @@
-"""Model calls from worker processes: same results as in-process, errors come back, nothing is left running."""
+"""Cases run in worker processes: the same results as in one process, nothing left running, killed runs resume."""
 
 from __future__ import annotations
 
 import multiprocessing
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evalkit.client import CallError
+from evalkit.client import Client
 from evalkit.results import load_run
 from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
 from evalkit.systems import load_system
-from evalkit.workers import CallWorkers
+
+GOLDENS = Path(__file__).resolve().parents[1] / "goldens"
 
 
-def ask(text: str) -> dict[str, Any]:
-    return {"model": "claude-sonnet-4-6", "max_tokens": 16, "messages": [{"role": "user", "content": text}]}
+def options(tmp_path: Path, name: str, **kw: Any) -> RunOptions:
+    return RunOptions(
+        progress=False, cache_dir=tmp_path / f"cache-{name}", out_root=tmp_path / f"runs-{name}", **kw
+    )
 
 
-def test_workers_answer_like_a_client_and_shut_down(make_anthropic_server: Any) -> None:
-    server = make_anthropic_server(lambda body: "echo " + body["messages"][-1]["content"])
-    with CallWorkers(2, 3, base_url=server.base_url, api_key="k", max_retries=0) as workers:
-        results = [workers.create(ask(f"q{i}")) for i in range(6)]
-        assert [r.text for r in results] == [f"echo q{i}" for i in range(6)]
-        assert all(r.cost_usd is not None and r.latency_s > 0 for r in results)
-        assert workers.count_tokens(ask("hello")) > 0  # other methods run in this process
-    assert not [p for p in multiprocessing.active_children() if p.name.startswith("evalkit-calls")]
-    with pytest.raises(RuntimeError, match="closed"):
-        workers.create(ask("late"))
-
-
-def test_errors_come_back_as_call_errors(make_anthropic_server: Any) -> None:
-    server = make_anthropic_server(faults={0: "server_error", 1: "server_error"})
-    with CallWorkers(1, 1, base_url=server.base_url, api_key="k", max_retries=0) as workers:
-        with pytest.raises(CallError) as info:
-            workers.create(ask("x"))
-        assert info.value.kind == "server"
-
-
-def test_a_run_with_worker_processes_matches_one_without(
+def test_a_run_in_worker_processes_matches_one_without(
     tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server = make_anthropic_server(lambda body: "billing")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    suite = load_suite(Path(__file__).resolve().parents[1] / "goldens" / "support-triage")
+    suite = load_suite(GOLDENS / "support-triage")
     frames = []
     for processes in (1, 2):
-        opts = RunOptions(
-            concurrency=8,
-            processes=processes,
-            progress=False,
-            judge="off",
-            cache_dir=tmp_path / f"cache{processes}",
-            out_root=tmp_path / f"runs{processes}",
+        runner = Runner(
+            suite,
+            load_system("claude", suite),
+            options(tmp_path, str(processes), concurrency=8, processes=processes, judge="off"),
         )
-        runner = Runner(suite, load_system("claude", suite), opts)
         assert runner.processes() == processes
         outcome = runner.run()
+        assert outcome.totals.done == len(suite.cases)
         frames.append(
             load_run(outcome.run_dir)[1].sort("case_id").select("case_id", "status", "output", "cost_usd")
         )
     assert frames[0].equals(frames[1])
     assert len(server.requests_to("/v1/messages")) == 2 * len(suite.cases)
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("evalkit-cases")]
+    # the workers wrote the cache: a rerun with two processes makes no request
+    server.clear_log()
+    again = Runner(
+        suite, load_system("claude", suite), options(tmp_path, "2", concurrency=8, processes=2, judge="off")
+    )
+    again.options.run_dir = tmp_path / "rerun"
+    outcome = again.run()
+    assert server.requests_to("/v1/messages") == []
+    assert outcome.totals.cache_hits == len(suite.cases)
+
+
+def test_judge_checks_run_in_the_workers_too(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def responder(body: dict[str, Any]) -> Any:
+        if "strict, fair evaluator" in str(body.get("system")):
+            rubric = body["messages"][-1]["content"].split("<rubric>")[1].split("</rubric>")[0]
+            n = len(re.findall(r"^\d+\. ", rubric, re.MULTILINE))
+            return {
+                "criteria": [{"criterion": "", "met": True, "evidence": ""}] * n,
+                "score": 5,
+                "passed": True,
+                "reasoning": "ok",
+            }
+        return {"label": "shipping", "draft": "Your order A-10442 is on its way."}
+
+    server = make_anthropic_server(responder)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    suite = load_suite(GOLDENS / "reply-drafter")
+    runner = Runner(
+        suite, load_system("claude", suite), options(tmp_path, "j", concurrency=4, processes=2, judge="on")
+    )
+    outcome = runner.run()
+    _, rows = load_run(outcome.run_dir)
+    judged = rows.filter(rows["check_kind"] == "judge")
+    assert judged.height == len(suite.cases)
+    assert set(judged["status"].to_list()) <= {"pass", "skipped"}, judged["error"].drop_nulls().to_list()[:2]
+    assert "pass" in judged["status"].to_list()
+
+
+def test_a_callers_own_client_keeps_the_run_in_one_process(tmp_path: Path, anthropic_server: Any) -> None:
+    suite = load_suite(GOLDENS / "support-triage")
+    client = Client(base_url=anthropic_server.base_url, api_key="k")
+    runner = Runner(
+        suite,
+        load_system("claude", suite),
+        options(tmp_path, "own", concurrency=64, processes=4),
+        client=client,
+    )
+    assert runner.processes() == 1
