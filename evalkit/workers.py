@@ -35,6 +35,8 @@ def _serve(runner: Runner, tasks: Any, results: Any, run_id: str, parent: int) -
             continue
         if item is _STOP:
             return
+        if os.getppid() != parent:
+            return  # queued work of a killed run is not ours to pay for
         index, repeat = item
         try:
             results.put(runner.run_one(cases[index], repeat, run_id))
@@ -44,6 +46,8 @@ def _serve(runner: Runner, tasks: Any, results: Any, run_id: str, parent: int) -
 
 def _worker_main(runner: Runner, tasks: Any, results: Any, threads: int, run_id: str, parent: int) -> None:
     runner.in_worker()
+    # never wait at exit to flush into a pipe whose reader may be gone (a killed parent)
+    results.cancel_join_thread()
     pool = [
         threading.Thread(target=_serve, args=(runner, tasks, results, run_id, parent), daemon=True)
         for _ in range(threads)

@@ -98,3 +98,89 @@ def test_a_callers_own_client_keeps_the_run_in_one_process(tmp_path: Path, anthr
         client=client,
     )
     assert runner.processes() == 1
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").exists(), reason="reads process state from /proc")
+def test_workers_stop_when_the_run_is_killed_and_the_run_resumes(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server = make_anthropic_server(lambda body: "billing", latency=0.05)
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
+    run_dir = tmp_path / "run"
+    args = [
+        sys.executable,
+        "-m",
+        "evalkit.cli",
+        "run",
+        str(GOLDENS / "support-triage"),
+        "--system",
+        "claude",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--judge",
+        "off",
+        "-q",
+    ]
+    proc = subprocess.Popen(
+        [*args, "--out", str(run_dir), "--concurrency", "8", "--processes", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    journal = run_dir / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 40):
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert len(workers) >= 2
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_at_kill = {
+        json.loads(line)["case_id"] for line in journal.read_text().splitlines() if line.endswith("}")
+    }
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers), "worker processes outlived the killed run"
+    subprocess.run(
+        [*args, "--resume", str(run_dir)], env=env, check=True, stdout=subprocess.DEVNULL, timeout=120
+    )
+    _, rows = load_run(run_dir)
+    suite = load_suite(GOLDENS / "support-triage")
+    assert rows.height == len(suite.cases) and rows["case_id"].n_unique() == len(suite.cases)
+    asked: dict[str, int] = {}
+    by_text = {case.id: case.input["body"] for case in suite.cases}
+    for record in server.requests_to("/v1/messages"):
+        text = record.body["messages"][-1]["content"]
+        for case_id, body in by_text.items():
+            if body and body in text:
+                asked[case_id] = asked.get(case_id, 0) + 1
+    assert all(asked.get(case_id, 0) <= 1 for case_id in done_at_kill if by_text[case_id])
