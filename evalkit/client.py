@@ -602,14 +602,7 @@ class Client:
             data = message.to_dict(mode="json")
         except Exception as exc:  # a reply the SDK could not model
             raise CallError("bad_response", None, f"unreadable reply: {exc}", request_id) from None
-        return CallResult.from_message(
-            data,
-            requested_model=str(request["model"]),
-            latency_s=latency_s,
-            prices=self.prices,
-            structured=structured,
-            request_id=request_id,
-        )
+        return self._result_from_dict(data, request, latency_s, structured=structured, request_id=request_id)
 
     # ---- messages -------------------------------------------------------------------------------------------
 
