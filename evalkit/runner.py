@@ -71,6 +71,10 @@ class RunOutcome:
         return RunDir(self.run_dir).read_journal()
 
 
+class _AuthFailure(Exception):
+    """A call was refused for its credentials: the whole run would fail the same way."""
+
+
 class _RunnerClient:
     """The runner's current client, looked up on each use (worker processes live only as long as a run)."""
 
@@ -294,6 +298,7 @@ class Runner:
         journal = Journal(run.journal_path)
         bar = None
         interrupted = False
+        auth_error = ""
         try:
             if (
                 self.options.batch
@@ -322,6 +327,9 @@ class Runner:
                 self._execute(todo, manifest.run_id, journal, bar, on_result)
         except KeyboardInterrupt:
             interrupted = True
+        except _AuthFailure as exc:
+            interrupted = True
+            auth_error = str(exc)
         finally:
             journal.close()
             if bar is not None:
@@ -329,6 +337,11 @@ class Runner:
         if interrupted:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
+            if auth_error:
+                raise EvalkitError(
+                    f"authentication failed ({auth_error}); set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a "
+                    f"local server, or --cache replay for a committed cache), then: evalkit run --resume {run.path}"
+                )
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
         run.finish()
         manifest.status = "complete"
@@ -400,6 +413,9 @@ class Runner:
         on_result: Callable[[CaseResult], None] | None,
     ) -> None:
         journal.append(result)
+        if result.status == "error" and (result.error or "").startswith("CallError: auth"):
+            # every other case would fail the same way: stop now, with the fix, not after N error results
+            raise _AuthFailure(result.error)
         t = self.totals
         t.done += 1
         t.errors += result.status == "error"

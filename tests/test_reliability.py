@@ -572,3 +572,21 @@ def test_a_local_round_trip_takes_milliseconds_not_a_delayed_ack(make_anthropic_
             client.create(request)
             times.append(time.perf_counter() - started)
     assert statistics.median(times) < 0.015, f"median round trip {statistics.median(times) * 1000:.1f} ms"
+
+
+def test_an_auth_failure_stops_the_run_with_the_fix(tmp_path: Path, make_anthropic_server: Any) -> None:
+    from evalkit.errors import EvalkitError
+
+    server = make_anthropic_server(api_key="the-right-key")
+    suite = load_suite(Path(__file__).resolve().parents[1] / "goldens" / "support-triage")
+    client = Client(base_url=server.base_url, api_key="a-wrong-key", max_retries=0)
+    opts = RunOptions(progress=False, cache_dir=tmp_path / "cache", out_root=tmp_path / "runs", judge="off")
+    with pytest.raises(EvalkitError, match="ANTHROPIC_API_KEY") as info:
+        Runner(suite, load_system("claude", suite), opts, client=client).run()
+    assert "--resume" in str(info.value)
+    run_dir = next((tmp_path / "runs").iterdir())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    # it stopped at the first refusal instead of recording one error per case
+    assert len(server.requests_to("/v1/messages")) < len(suite.cases) // 2
+    assert "a-wrong-key" not in (run_dir / "results.jsonl").read_text()
