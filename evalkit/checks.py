@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-Normalizer = Literal["strip", "casefold", "whitespace", "numbers"]
+Normalizer = Literal["strip", "casefold", "whitespace", "punctuation", "numbers"]
 
 
 def _compiles(pattern: str) -> str:

@@ -71,6 +71,19 @@ def test_whitespace_ignores_padding_and_runs(s: str, pad: str) -> None:
     assert normalize(pad + s.replace(" ", "  ") + pad, ["whitespace"]) == normalize(s, ["whitespace"])
 
 
+def test_punctuation_is_dropped_and_spacing_kept_sane() -> None:
+    steps = ["punctuation", "casefold"]
+    assert normalize("Blue Heron Software, LLC", steps) == normalize("Blue Heron Software LLC", steps)
+    assert normalize("Müller & Söhne GmbH.", steps) == "müller söhne gmbh"
+    assert normalize("«Café» — Paris", steps) == "café paris"
+
+
+@given(st.text())
+def test_punctuation_normaliser_is_idempotent(s: str) -> None:
+    once = normalize(s, ["punctuation"])
+    assert normalize(once, ["punctuation"]) == once
+
+
 def test_no_steps_is_identity() -> None:
     assert normalize(" A ", []) == " A "
     assert normalize({"a": [" X "]}, ["strip"]) == {"a": ["X"]}

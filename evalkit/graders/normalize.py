@@ -1,4 +1,4 @@
-"""Opt-in normalisers for exact match: strip, casefold, whitespace, numbers."""
+"""Opt-in normalisers for exact match: strip, casefold, whitespace, punctuation, numbers."""
 
 from __future__ import annotations
 
@@ -65,6 +65,10 @@ def normalize(value: Any, steps: Sequence[str]) -> Any:
         if number is not None:
             return number  # Decimal equality ignores trailing zeros: 1240 == 1240.00
     if isinstance(value, str):
+        if "punctuation" in steps:
+            # "Blue Heron Software, LLC" and "Blue Heron Software LLC" name the same supplier
+            value = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in value)
+            value = _WS.sub(" ", value).strip()
         if "strip" in steps:
             value = value.strip()
         if "whitespace" in steps:
