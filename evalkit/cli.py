@@ -47,6 +47,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"{path}: ok — suite {suite.name} version {suite.version}, {len(suite.cases)} cases ({holdout} holdout)"
         )
         print(f"  slices: {slices}")
+        for warning in suite.warnings:
+            print(f"  warning: {warning}")
     if total_problems:
         n = total_problems
         print(

@@ -75,6 +75,7 @@ class Suite:
     output_schema: dict[str, Any] | None = None
     user: UserModule | None = None
     lines: dict[str, int] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -149,6 +150,51 @@ def _load_schema(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
     except jsonschema.SchemaError as exc:
         return None, [Problem(shown, None, "/".join(map(str, exc.path)) or "(schema)", exc.message, "")]
     return schema, []
+
+
+def schema_warnings(schema: dict[str, Any], shown: str) -> list[Problem]:
+    """Where Claude's structured output will not enforce the schema (the schema check still does)."""
+    from evalkit.client import json_schema_format
+
+    try:
+        strict = json_schema_format(schema)["schema"]
+    except Exception as exc:
+        return [
+            Problem(
+                shown,
+                None,
+                "(schema)",
+                f"structured output cannot take this schema ({type(exc).__name__}: {exc})",
+                "write a nullable field as anyOf [{type: X}, {type: null}] instead of a type list",
+            )
+        ]
+    found: list[Problem] = []
+
+    def walk(original: Any, sent: Any, path: str) -> None:
+        if isinstance(original, dict) and isinstance(sent, dict):
+            ignore = {"$schema", "$id", "description"}
+            if "enum" in sent or "const" in sent:
+                ignore.add("type")  # the listed values already fix the type
+            dropped = sorted(k for k in original if k not in sent and k not in ignore)
+            if dropped:
+                found.append(
+                    Problem(
+                        shown,
+                        None,
+                        path or "(root)",
+                        f"structured output does not enforce {', '.join(dropped)}; the schema check still does",
+                        "keep it if the check should catch it, or move the rule into the prompt",
+                    )
+                )
+            for key, value in original.items():
+                if key in sent:
+                    walk(value, sent[key], f"{path}/{key}" if path else key)
+        elif isinstance(original, list) and isinstance(sent, list):
+            for i, (a, b) in enumerate(zip(original, sent, strict=False)):
+                walk(a, b, f"{path}/{i}")
+
+    walk(schema, strict, "")
+    return found
 
 
 def _cross_check(suite: Suite, lines: dict[str, int], shown: str, user_error: str | None) -> list[Problem]:
@@ -271,6 +317,8 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         lines=lines,
     )
     problems.extend(_cross_check(suite, lines, shown, user_error))
+    if schema is not None and config.output_schema and not problems:
+        suite.warnings = schema_warnings(schema, str(base / config.output_schema))
     return (suite if not problems else None), problems
 
 

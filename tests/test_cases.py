@@ -290,3 +290,33 @@ def test_save_is_sorted_atomic_and_round_trips(tmp_path: Path) -> None:
     again = load_suite(out)
     assert again.version == suite.version
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_validate_warns_where_structured_output_will_not_enforce_the_schema(tmp_path: Path) -> None:
+    from evalkit.suite import schema_warnings
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "date": {"type": "string", "pattern": "^\\\\d{4}-\\\\d{2}-\\\\d{2}$"},
+            "label": {"type": "string", "enum": ["a", "b"]},
+            "items": {"type": "array", "items": {"type": "number"}, "minItems": 1},
+        },
+        "required": ["date"],
+    }
+    warnings = schema_warnings(schema, "schema.json")
+    assert [(w.field, w.message.split(";")[0]) for w in warnings] == [
+        ("properties/date", "structured output does not enforce pattern")
+    ]
+    broken = schema_warnings(
+        {"type": "object", "properties": {"x": {"type": ["string", "null"]}}}, "schema.json"
+    )
+    assert len(broken) == 1 and "cannot take this schema" in broken[0].message and "anyOf" in broken[0].hint
+    root = _suite_dir(
+        tmp_path,
+        'name = "demo"\noutput_schema = "schema.json"\n',
+        [{"id": "a", "input": "q", "checks": [{"kind": "schema"}]}],
+        {"schema.json": json.dumps(schema)},
+    )
+    suite = load_suite(root)
+    assert [w.field for w in suite.warnings] == ["properties/date"]
