@@ -98,7 +98,7 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
     """Per-slice paired comparison of B against A (``compare_runs`` on each slice's cases).
 
     A case's slice is the one run B gives it (A's when B lacks the case). Columns: slice, n, rate_a,
-    rate_b, diff, se, ci_low, ci_high, pass_to_fail, fail_to_pass, mcnemar_p.
+    rate_b, diff, se, ci_low, ci_high (clipped to the changes B's rate allows), pass_to_fail, fail_to_pass, mcnemar_p.
     """
     own = verdicts.filter(pl.col("run_id") == run_b).select("case_id", "slice").unique("case_id")
     other = verdicts.filter((pl.col("run_id") == run_a) & pl.col("slice").is_not_null())
@@ -116,8 +116,9 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
                 "rate_b": c.rate_b,
                 "diff": c.diff,
                 "se": c.se,
-                "ci_low": c.ci_low,
-                "ci_high": c.ci_high,
+                # a t interval on a small slice can run past what the change can be: B's rate lies in [0, 1]
+                "ci_low": max(c.ci_low, -c.rate_a) if c.ci_low == c.ci_low else c.ci_low,
+                "ci_high": min(c.ci_high, 1.0 - c.rate_a) if c.ci_high == c.ci_high else c.ci_high,
                 "pass_to_fail": c.only_a,
                 "fail_to_pass": c.only_b,
                 "mcnemar_p": c.mcnemar_exact_p,

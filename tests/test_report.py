@@ -296,3 +296,28 @@ def test_report_cli_against_a_baseline_json(pair: tuple[Path, Path], tmp_path: P
     page = html_path.read_text(encoding="utf-8")
     assert "outputs are not stored in baseline.json" in page and "<svg" in page
     assert not list(html_path.parent.glob(".*.tmp"))  # written atomically, no temp file left behind
+
+
+def test_slice_intervals_stay_within_what_the_change_can_be() -> None:
+    import polars as pl
+
+    from evalkit.report import slice_deltas
+
+    rows = []
+    for i in range(6):  # a small slice that collapses from 5/6 to 0/6: a t interval would run past -100 pts
+        for run, passed in (("A", i != 0), ("B", False)):
+            rows.append(
+                {
+                    "run_id": run,
+                    "case_id": f"c{i}",
+                    "repeat": 0,
+                    "slice": "tiny",
+                    "split": "dev",
+                    "status": "pass" if passed else "fail",
+                    "passed": passed,
+                }
+            )
+    deltas = slice_deltas(pl.DataFrame(rows), "A", "B").row(0, named=True)
+    assert deltas["diff"] == pytest.approx(-5 / 6)
+    assert deltas["ci_low"] >= -deltas["rate_a"] - 1e-12
+    assert deltas["ci_high"] <= 1 - deltas["rate_a"] + 1e-12
