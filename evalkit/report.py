@@ -293,6 +293,18 @@ def _ci_pts(low: Any, high: Any) -> str:
     return f"{100 * low:+.1f} to {100 * high:+.1f} pts"
 
 
+def left_out(p: Any) -> list[str]:
+    """What a paired comparison could not include, in words."""
+    notes = []
+    if p.missing_in_b:
+        notes.append(f"{len(p.missing_in_b)} baseline cases are not in this run")
+    if p.missing_in_a:
+        notes.append(f"{len(p.missing_in_a)} cases of this run are not in the baseline")
+    if p.unscored:
+        notes.append(f"{len(p.unscored)} shared cases are unscored on one side (errors or not judged)")
+    return notes
+
+
 def comparison_lines(c: Comparison, max_cases: int = MAX_FLIPPED_TEXT) -> list[str]:
     """The comparison as plain text: change and interval, McNemar, flipped cases, slices that moved."""
     p = c.paired
@@ -303,13 +315,7 @@ def comparison_lines(c: Comparison, max_cases: int = MAX_FLIPPED_TEXT) -> list[s
         f"  flipped: {p.only_a} pass->fail, {p.only_b} fail->pass "
         f"(both pass {p.both_pass}, both fail {p.both_fail})",
     ]
-    notes = []
-    if p.missing_in_b:
-        notes.append(f"{len(p.missing_in_b)} baseline cases are not in this run")
-    if p.missing_in_a:
-        notes.append(f"{len(p.missing_in_a)} cases of this run are not in the baseline")
-    if p.unscored:
-        notes.append(f"{len(p.unscored)} shared cases are unscored on one side (errors or not judged)")
+    notes = left_out(p)
     if notes:
         lines.append("  left out: " + "; ".join(notes))
     flipped = _ordered_flips(p.flipped)
@@ -535,13 +541,7 @@ def _headline(report: Report) -> str:
                 {1, 2},
             )
         )
-        notes = []
-        if p.missing_in_b:
-            notes.append(f"{len(p.missing_in_b)} baseline cases are not in this run")
-        if p.missing_in_a:
-            notes.append(f"{len(p.missing_in_a)} cases of this run are not in the baseline")
-        if p.unscored:
-            notes.append(f"{len(p.unscored)} shared cases are unscored on one side")
+        notes = left_out(p)
         if notes:
             parts.append(f"<p>Left out of the comparison: {_e('; '.join(notes))}.</p>")
     return "\n".join(parts)
