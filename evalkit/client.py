@@ -16,6 +16,7 @@ import functools
 import inspect
 import json
 import os
+import ssl
 import threading
 import time
 import warnings
@@ -25,6 +26,7 @@ from types import TracebackType
 from typing import Any, Literal, NoReturn, TypeVar, cast
 
 import anthropic
+import httpx2
 import pydantic
 
 from evalkit import pricing
@@ -376,6 +378,40 @@ def _errored_kind(error: Any) -> tuple[ErrorKind, int | None]:
 # The client
 
 
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
+def tls_context() -> ssl.SSLContext:
+    """The process's TLS context, made once and shared by every SDK client it builds.
+
+    Making one reads the CA bundle, about 20 ms of CPU: once per client otherwise, paid again by each worker
+    process at the start of a run. A context made before a fork serves the forked copies too.
+    """
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            _tls = (
+                httpx2.create_ssl_context()
+            )  # honours SSL_CERT_FILE and SSL_CERT_DIR, as the SDK's own would
+        return _tls
+
+
+def warm_up() -> None:
+    """Do the first-use work of this process's SDK clients now: the TLS context and the SDK's lazy imports.
+
+    A runner calls this before it forks worker processes, so that each copy starts with it done.
+    """
+    http = anthropic.DefaultHttpxClient(verify=tls_context())
+    sdk = anthropic.Anthropic(
+        api_key="warm-up", base_url="http://127.0.0.1:9", http_client=http, max_retries=0
+    )
+    try:
+        _ = sdk.messages.with_raw_response, sdk.messages.batches
+    finally:
+        sdk.close()
+
+
 class Client:
     """Calls the Messages API through the official SDK, with evalkit's request dicts and results.
 
@@ -433,7 +469,8 @@ class Client:
         with self._lock:
             if self._sync is None:
                 try:
-                    self._sync = anthropic.Anthropic(**self._client_kwargs())
+                    http = anthropic.DefaultHttpxClient(verify=tls_context())
+                    self._sync = anthropic.Anthropic(**self._client_kwargs(), http_client=http)
                 except Exception as exc:  # e.g. a broken credentials profile
                     self._raise(exc)
             return self._sync
@@ -445,7 +482,8 @@ class Client:
             if self._async is None or self._semaphore is None or self._async_loop is not loop:
                 # An httpx connection pool and a semaphore belong to one event loop: make new ones.
                 try:
-                    self._async = anthropic.AsyncAnthropic(**self._client_kwargs())
+                    http_async = anthropic.DefaultAsyncHttpxClient(verify=tls_context())
+                    self._async = anthropic.AsyncAnthropic(**self._client_kwargs(), http_client=http_async)
                 except Exception as exc:
                     self._raise(exc)
                 self._semaphore = asyncio.Semaphore(self.max_concurrency)

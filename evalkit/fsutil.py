@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+_counter = itertools.count()
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _open_temp(path: Path) -> tuple[int, str]:
+    """A new, empty file beside `path`, named ``.<name>.<pid>-<n>.tmp``, opened for writing."""
+    for _ in range(100):
+        # pid and a per-process counter name it uniquely among live writers; O_EXCL settles the rest (a stale
+        # file left by a dead process whose pid came round again)
+        tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}-{next(_counter)}.tmp")
+        try:
+            return os.open(tmp, _FLAGS, 0o644), tmp  # the umask applies, as it does to any file a user writes
+        except FileExistsError:
+            continue
+        except FileNotFoundError:  # the folder is new: make it only then, not on every write
+            path.parent.mkdir(parents=True, exist_ok=True)
+    raise FileExistsError(f"could not create a temporary file beside {path}")
 
 
 @contextlib.contextmanager
@@ -18,13 +36,8 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
     since a torn entry is detected and refetched.
     """
     path = Path(path)
+    fd, tmp = _open_temp(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except FileNotFoundError:  # the folder is new: make it only then, not on every write
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes 0600; results and caches are meant to be shared and committed
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
@@ -39,8 +52,22 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
 
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     """Write `data` to `path` through a temp file in the same directory, then rename over it."""
-    with atomic_writer(path, durable) as fh:
-        fh.write(data)
+    path = Path(path)
+    fd, tmp = _open_temp(path)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -312,6 +312,10 @@ class Runner:
             if self.processes() > 1 and len(todo) > self.options.concurrency:
                 from evalkit.workers import CaseWorkers
 
+                if isinstance(self.system, ClaudeSystem) or self.judge is not None:
+                    from evalkit.client import warm_up
+
+                    warm_up()  # once here, not once in every worker as its first wave of cases waits
                 # fork before this process starts threads of its own (the progress bar's, the pool's)
                 threads = -(-self.options.concurrency // self.processes())
                 workers = CaseWorkers(self, self.processes(), threads, manifest.run_id)

@@ -204,6 +204,36 @@ def test_async_create_and_parse(make_anthropic_server: MakeServer) -> None:
     assert asyncio.run(again()).text == created.text
 
 
+def test_clients_share_one_tls_context(
+    make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each SDK client would read the CA bundle again (~20 ms); the process makes its TLS context once."""
+    import evalkit.client as client_module
+
+    made: list[object] = []
+    real = client_module.httpx2.create_ssl_context
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(client_module, "_tls", None)
+    monkeypatch.setattr(client_module.httpx2, "create_ssl_context", counting)
+    server = make_anthropic_server(lambda body: "ok")
+    clients = [client_for(server) for _ in range(3)]
+    assert [c.create(ask()).text for c in clients] == ["ok"] * 3
+
+    async def one() -> str:
+        try:
+            return (await clients[0].acreate(ask())).text
+        finally:
+            await clients[0].aclose()
+
+    assert asyncio.run(one()) == "ok"
+    client_module.warm_up()
+    assert len(made) == 1 and client_module.tls_context() is made[0]
+
+
 # ---- auth ------------------------------------------------------------------------------------------------------
 
 
