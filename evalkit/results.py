@@ -216,46 +216,125 @@ class RunDir:
         atomic_write_text(self.journal_path, text)
         atomic_write_bytes(self.parquet_path, _parquet_bytes(check_rows(ordered)))
 
-    def finish(self, chunk: int = 2000) -> int:
+    def finish(self, journal: Journal | None = None, chunk: int = 2000) -> int:
         """Compact the journal to its last line per (case, repeat) and write results.parquet, streaming.
 
-        Works on the journal's text rather than result models, so a 10,000-case run never holds them all."""
-        latest: dict[tuple[str, int], str] = {}
+        Works on the journal's text rather than result models, so a 10,000-case run never holds them all. Given
+        the session's `journal`, its lines are not parsed again: their keys and rows are already known."""
+        latest: dict[tuple[str, int], bytes] = {}
+        session: list[bytes] = []  # this session's lines, whose keys `journal` knows
+
+        def parse_head(line: bytes) -> None:
+            try:
+                head = json.loads(line)
+                latest[(head["case_id"], int(head.get("repeat", 0)))] = line
+            except (ValueError, KeyError, TypeError):
+                pass
+
         if self.journal_path.exists():
-            with self.journal_path.open("r", encoding="utf-8") as fh:
+            with self.journal_path.open("rb") as fh:
+                position = 0
                 for line in fh:
-                    if not line.endswith("\n"):
-                        break
-                    try:
-                        head = json.loads(line)
-                        latest[(head["case_id"], int(head.get("repeat", 0)))] = line
-                    except (ValueError, KeyError, TypeError):
-                        continue
+                    if not line.endswith(b"\n"):
+                        break  # torn by a crash mid-write
+                    if journal is not None and position >= journal.start:
+                        session.append(line)
+                    else:
+                        parse_head(line)
+                    position += len(line)
+        new_keys: set[tuple[str, int]] = set()
+        known = journal is not None and journal.wrote(session)
+        if known:
+            assert journal is not None
+            new_keys = set(journal.keys)
+            latest.update(zip(journal.keys, session, strict=True))
+        else:
+            for line in session:
+                parse_head(line)
+        del session
         keys = sorted(latest)
         with atomic_writer(self.journal_path) as out:
             for key in keys:
-                out.write(latest[key].encode("utf-8"))
-        frames = [
-            pl.DataFrame(
-                list(_rows(json.loads(latest[k]) for k in keys[i : i + chunk])), schema=CHECK_ROW_SCHEMA
-            )
-            for i in range(0, len(keys), chunk)
-        ]
+                out.write(latest[key])
+        # check rows: parsed from the lines this session did not write, and the session's own for the rest,
+        # then put in key order by row number (a sort on the string keys would cost more memory than the rows)
+        frames: list[pl.DataFrame] = []
+        spans: dict[tuple[str, int], tuple[int, int]] = {}
+        pending: list[dict[str, Any]] = []
+        offset = 0
+        for key in keys:
+            if key in new_keys:
+                continue
+            rows = list(_rows([json.loads(latest[key])]))
+            spans[key] = (offset, len(rows))
+            offset += len(rows)
+            pending.extend(rows)
+            if len(pending) >= chunk:
+                frames.append(pl.DataFrame(pending, schema=CHECK_ROW_SCHEMA))
+                pending = []
+        if pending:
+            frames.append(pl.DataFrame(pending, schema=CHECK_ROW_SCHEMA))
+        if known:
+            assert journal is not None
+            for key, (start, count) in zip(journal.keys, journal.spans(), strict=True):
+                spans[key] = (offset + start, count)
+            frames.append(journal.rows())
         frame = pl.concat(frames) if frames else pl.DataFrame(schema=CHECK_ROW_SCHEMA)
+        if known:  # the session's rows are in the order its cases finished
+            order = [row for key in keys for row in range(spans[key][0], spans[key][0] + spans[key][1])]
+            frame = frame[pl.Series(order, dtype=pl.UInt32)]
         atomic_write_bytes(self.parquet_path, _parquet_bytes(frame))
         return len(keys)
 
 
 class Journal:
-    """Append-only writer: one flushed line per finished (case, repeat), so a crash loses nothing finished."""
+    """Append-only writer: one flushed line per finished (case, repeat), so a crash loses nothing finished.
 
-    def __init__(self, path: Path) -> None:
+    It also keeps the keys it wrote and their check rows (in compact frames), so that finishing the run need
+    not read back and parse its own lines: that work is done while the run waits on the network."""
+
+    def __init__(self, path: Path, chunk: int = 2000) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = path.open("a", encoding="utf-8")
+        self._fh = path.open("ab")
+        self.start = self._fh.tell()
+        """The journal's size when this session began: later lines are this session's."""
+        self.keys: list[tuple[str, int]] = []
+        self._chunk = chunk
+        self._pending: list[dict[str, Any]] = []
+        self._frames: list[pl.DataFrame] = []
+        self._counts: list[int] = []
 
     def append(self, result: CaseResult) -> None:
-        self._fh.write(result.model_dump_json() + "\n")
+        self._fh.write(result.model_dump_json().encode("utf-8") + b"\n")
         self._fh.flush()
+        self.keys.append(result.key)
+        rows = list(_rows([result]))
+        self._counts.append(len(rows))
+        self._pending.extend(rows)
+        if len(self._pending) >= self._chunk:
+            self._frames.append(pl.DataFrame(self._pending, schema=CHECK_ROW_SCHEMA))
+            self._pending = []
+
+    def rows(self) -> pl.DataFrame:
+        """The check rows of every line this session wrote, in the order written."""
+        if self._pending:
+            self._frames.append(pl.DataFrame(self._pending, schema=CHECK_ROW_SCHEMA))
+            self._pending = []
+        if not self._frames:
+            return pl.DataFrame(schema=CHECK_ROW_SCHEMA)
+        self._frames = [pl.concat(self._frames)]
+        return self._frames[0]
+
+    def spans(self) -> Iterator[tuple[int, int]]:
+        """(first row, number of rows) in `rows()` of each line written, in the order written."""
+        start = 0
+        for count in self._counts:
+            yield start, count
+            start += count
+
+    def wrote(self, lines: list[bytes]) -> bool:
+        """Whether `lines`, read back from the journal past `start`, are exactly the lines this session wrote."""
+        return len(lines) == len(self.keys) == len(set(self.keys))
 
     def close(self) -> None:
         self._fh.close()

@@ -171,7 +171,9 @@ class Runner:
 
     # -- one (case, repeat) -----------------------------------------------------------------------------------
 
-    def _call_claude(self, system: ClaudeSystem, case: Case, repeat: int) -> tuple[Any, Any, bool]:
+    def _call_claude(
+        self, system: ClaudeSystem, case: Case, repeat: int, writes: list[Callable[[], None]] | None = None
+    ) -> tuple[Any, Any, bool]:
         request = system.build_request(case.input)
         key = cache_key(MESSAGES_ENDPOINT, request, repeat)
         entry = self.cache.get(key, label=f"case {case.id} repeat {repeat}")
@@ -184,7 +186,14 @@ class Runner:
             return system.parse_output(result.text, result.json), result, True
         result = self.client.create(request)
         meta = result.cache_meta(case_id=case.id)
-        self.cache.put(key, MESSAGES_ENDPOINT, request, repeat, result.message, meta=meta, verify=False)
+
+        def write() -> None:
+            self.cache.put(key, MESSAGES_ENDPOINT, request, repeat, result.message, meta=meta, verify=False)
+
+        if writes is None:
+            write()
+        else:
+            writes.append(write)
         return system.parse_output(result.text, result.json), result, False
 
     def system_output(self, case: Case, repeat: int) -> Any:
@@ -193,7 +202,13 @@ class Runner:
             return self.system.fn(case.input)
         return self._call_claude(self.system, case, repeat)[0]
 
-    def run_one(self, case: Case, repeat: int, run_id: str) -> CaseResult:
+    def run_one(
+        self, case: Case, repeat: int, run_id: str, writes: list[Callable[[], None]] | None = None
+    ) -> CaseResult:
+        """One (case, repeat): the system's output, graded.
+
+        With `writes`, the new response's cache entry is not written but appended there as a callable, for a
+        caller that writes it off this thread (and must do so before it journals the result)."""
         base: dict[str, Any] = {
             "run_id": run_id,
             "suite": self.suite.name,
@@ -213,7 +228,7 @@ class Runner:
                 if self.system.free:
                     base["cost_usd"] = 0.0
             else:
-                output, call, hit = self._call_claude(self.system, case, repeat)
+                output, call, hit = self._call_claude(self.system, case, repeat, writes)
                 base.update(
                     system_model_version=call.model,
                     request_id=call.request_id,
@@ -226,20 +241,7 @@ class Runner:
                     cache_hit=hit,
                 )
         except Exception as exc:  # the system failed to produce an output: an error, never a pass or a fail
-            message = f"{type(exc).__name__}: {exc}"
-            checks = [
-                CheckResult(
-                    index=i,
-                    kind=c.kind,
-                    name=c.label,
-                    field=c.field,
-                    tier=c.tier,
-                    status="error",
-                    error=message,
-                )
-                for i, c in enumerate(case.checks)
-            ]
-            return CaseResult(status="error", error=message, checks=checks, **base)
+            return CaseResult(status="error", **_errored(case, exc), **base)
         outcomes = grade_case(
             case, output, self.ctx, judge=self.judge, skip_judge_when=self.suite.config.skip_judge_when
         )
@@ -317,8 +319,7 @@ class Runner:
 
                     warm_up()  # once here, not once in every worker as its first wave of cases waits
                 # fork before this process starts threads of its own (the progress bar's, the pool's)
-                threads = -(-self.options.concurrency // self.processes())
-                workers = CaseWorkers(self, self.processes(), threads, manifest.run_id)
+                workers = CaseWorkers(self, self.processes(), self.options.concurrency, manifest.run_id, todo)
             bar = _progress(
                 total=len(self.suite.cases) * repeats,
                 initial=len(done),
@@ -326,7 +327,7 @@ class Runner:
                 enabled=self.options.progress,
             )
             if workers is not None:
-                self._execute_in_workers(workers, todo, journal, bar, on_result)
+                self._execute_in_workers(workers, journal, bar, on_result)
             else:
                 self._execute(todo, manifest.run_id, journal, bar, on_result)
         except KeyboardInterrupt:
@@ -347,7 +348,7 @@ class Runner:
                     f"local server, or --cache replay for a committed cache), then: evalkit run --resume {run.path}"
                 )
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
-        run.finish()
+        run.finish(journal)
         manifest.status = "complete"
         manifest.ended_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         run.write_manifest(manifest)
@@ -384,16 +385,13 @@ class Runner:
     def _execute_in_workers(
         self,
         workers: Any,
-        todo: list[tuple[Case, int]],
         journal: Journal,
         bar: Any,
         on_result: Callable[[CaseResult], None] | None,
     ) -> None:
         finished = False
         try:
-            for case, repeat in todo:
-                workers.submit(case, repeat)
-            for result in workers.results(len(todo)):
+            for result in workers.results():
                 self._record_one(result, journal, bar, on_result)
             finished = True
         finally:
@@ -438,6 +436,25 @@ class Runner:
         if bar is not None:
             bar.set_postfix_str(f"hits={t.cache_hits} errors={t.errors} ${t.spent_usd:.4f}", refresh=False)
             bar.update(1)
+
+
+def _errored(case: Case, exc: BaseException) -> dict[str, Any]:
+    """The error and per-check error verdicts of a case whose output could not be had (or kept)."""
+    message = f"{type(exc).__name__}: {exc}"
+    checks = [
+        CheckResult(
+            index=i, kind=c.kind, name=c.label, field=c.field, tier=c.tier, status="error", error=message
+        )
+        for i, c in enumerate(case.checks)
+    ]
+    return {"error": message, "checks": checks}
+
+
+def as_error(result: CaseResult, case: Case, exc: BaseException) -> CaseResult:
+    """`result` turned into an error result (its call's cost and ids kept): its cache entry could not be written."""
+    return result.model_copy(
+        update={"status": "error", "output": None, "output_hash": None, **_errored(case, exc)}
+    )
 
 
 def _safe_hash(output: Any) -> str | None:

@@ -14,7 +14,8 @@ import multiprocessing
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,85 +25,185 @@ if TYPE_CHECKING:
 _STOP = None
 
 
-def _serve(runner: Runner, tasks: Any, results: Any, run_id: str, parent: int) -> None:
+class _Sender:
+    """One worker's end of its results pipe, shared by its threads. Sends in the calling thread: no feeder
+    thread to wake for every result, as a multiprocessing queue would."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    def send(self, item: Any) -> bool:
+        """False once the parent has gone (its end of the pipe is closed)."""
+        with self._lock:
+            try:
+                self._conn.send(item)
+            except (BrokenPipeError, ConnectionResetError, EOFError):
+                return False
+        return True
+
+
+def _serve(
+    runner: Runner,
+    first: tuple[int, int] | None,
+    tasks: Any,
+    results: _Sender,
+    writer: queue.SimpleQueue[Any],
+    run_id: str,
+    parent: int,
+) -> None:
     cases = runner.suite.cases
     while True:
-        try:
-            item = tasks.get(timeout=1.0)
-        except queue.Empty:
-            if os.getppid() != parent:
-                return  # the parent is gone (killed): stop rather than linger
-            continue
+        if first is not None:
+            item, first = first, None
+        else:
+            try:
+                item = tasks.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    return  # the parent is gone (killed): stop rather than linger
+                continue
         if item is _STOP:
             return
         if os.getppid() != parent:
             return  # queued work of a killed run is not ours to pay for
         index, repeat = item
+        writes: list[Callable[[], None]] = []
         try:
-            results.put(runner.run_one(cases[index], repeat, run_id))
+            outcome: Any = runner.run_one(cases[index], repeat, run_id, writes)
         except BaseException as exc:  # run_one records system and grader errors itself; this is a bug
-            results.put(exc)
+            outcome = RuntimeError(f"{type(exc).__name__}: {exc}")
+        if (
+            writes
+        ):  # the writer sends it once its cache entry is on disk; this thread goes on to the next case
+            writer.put((writes, outcome, cases[index]))
+        elif not results.send(outcome):
+            return
 
 
-def _worker_main(runner: Runner, tasks: Any, results: Any, threads: int, run_id: str, parent: int) -> None:
+def _write(runner: Runner, items: queue.SimpleQueue[Any], results: _Sender) -> None:
+    """Write cache entries, then send their results: a journalled result always has its response cached."""
+    from evalkit.runner import as_error
+
+    while (item := items.get()) is not _STOP:
+        writes, outcome, case = item
+        try:
+            for write in writes:
+                write()
+        except Exception as exc:  # e.g. the disk filled up: the case is an error, to be run again on resume
+            outcome = as_error(outcome, case, exc)
+        results.send(outcome)
+
+
+def _worker_main(
+    runner: Runner,
+    tasks: Any,
+    conn: Connection,
+    firsts: list[tuple[int, int] | None],
+    run_id: str,
+    parent: int,
+) -> None:
     runner.in_worker()
-    # never wait at exit to flush into a pipe whose reader may be gone (a killed parent)
-    results.cancel_join_thread()
+    sender = _Sender(conn)
+    # cache entries are written by a thread of their own, so a slow disk never holds back the next call
+    writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    writer = threading.Thread(target=_write, args=(runner, writes, sender), daemon=True)
+    writer.start()
     pool = [
-        threading.Thread(target=_serve, args=(runner, tasks, results, run_id, parent), daemon=True)
-        for _ in range(threads)
+        threading.Thread(
+            target=_serve, args=(runner, first, tasks, sender, writes, run_id, parent), daemon=True
+        )
+        for first in firsts
     ]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
+    writes.put(_STOP)
+    writer.join()
+    conn.close()
+
+
+def split_threads(concurrency: int, processes: int) -> list[int]:
+    """Threads per process: `concurrency` in all, as even as can be, so no more cases are in flight than asked."""
+    if concurrency < 1 or processes < 1:
+        raise ValueError("concurrency and processes must be at least 1")
+    processes = min(processes, concurrency)
+    return [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
 
 
 class CaseWorkers:
-    """`processes` forked copies of a runner, each running cases on `threads` threads."""
+    """Forked copies of a runner that run the (case, repeat) pairs `todo`, `concurrency` at a time between them.
 
-    def __init__(self, runner: Runner, processes: int, threads: int, run_id: str) -> None:
-        if processes < 1 or threads < 1:
-            raise ValueError("processes and threads must be at least 1")
+    Each thread's first case goes with the fork, so the first wave starts at once; the rest are queued.
+    """
+
+    def __init__(
+        self, runner: Runner, processes: int, concurrency: int, run_id: str, todo: list[tuple[Any, int]]
+    ) -> None:
+        index = {id(case): i for i, case in enumerate(runner.suite.cases)}
+        items: list[tuple[int, int]] = [(index[id(case)], repeat) for case, repeat in todo]
         # fork: the copies start in milliseconds with the suite, system and cache already loaded
         ctx = multiprocessing.get_context("fork")
         self._tasks: Any = ctx.Queue()
-        self._results: Any = ctx.Queue()
-        self._threads = threads
-        self._procs = [
-            ctx.Process(
+        self._threads = split_threads(concurrency, processes)
+        self._procs: list[Any] = []
+        self._readers: dict[Connection, Any] = {}
+        head = iter(items[: sum(self._threads)])
+        self._rest = items[sum(self._threads) :]
+        self._count = len(items)
+        for i, threads in enumerate(self._threads):
+            firsts = [next(head, None) for _ in range(threads)]
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(
                 target=_worker_main,
-                args=(runner, self._tasks, self._results, threads, run_id, os.getpid()),
+                args=(runner, self._tasks, writer, firsts, run_id, os.getpid()),
                 daemon=True,
                 name=f"evalkit-cases-{i}",
             )
-            for i in range(processes)
-        ]
-        for p in self._procs:
-            p.start()
-        self._index = {id(case): i for i, case in enumerate(runner.suite.cases)}
+            proc.start()
+            # the worker holds the only write end, so its exit shows here as end-of-file (made and closed before
+            # the next fork, so no later worker inherits it)
+            writer.close()
+            self._procs.append(proc)
+            self._readers[reader] = proc
         self._closed = False
 
-    def submit(self, case: Any, repeat: int) -> None:
-        self._tasks.put((self._index[id(case)], repeat))
-
-    def results(self, count: int) -> Iterator[CaseResult]:
-        """The next `count` finished results, in the order they finish."""
-        for _ in range(count):
-            while True:
+    def results(self) -> Iterator[CaseResult]:
+        """Every case's result, in the order they finish."""
+        for item in self._rest:
+            self._tasks.put(item)
+        self._rest = []
+        received = 0
+        while received < self._count:
+            ready = wait(list(self._readers), timeout=1.0)
+            if not ready:
+                self._check_alive()
+                continue
+            for reader in ready:
+                assert isinstance(reader, Connection)
                 try:
-                    item = self._results.get(timeout=1.0)
-                    break
-                except queue.Empty:
-                    dead = [p for p in self._procs if not p.is_alive()]
-                    if dead:
-                        raise RuntimeError(
-                            f"worker process {dead[0].name} stopped (exit code {dead[0].exitcode}); "
-                            "resume the run, with --processes 1 if it happens again"
-                        ) from None
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+                    item = reader.recv()
+                except EOFError:
+                    proc = self._readers.pop(reader)
+                    proc.join(timeout=1.0)
+                    raise self._stopped(proc) from None
+                if isinstance(item, BaseException):
+                    raise item
+                received += 1
+                yield item
+
+    def _check_alive(self) -> None:
+        for proc in self._procs:
+            if not proc.is_alive():
+                raise self._stopped(proc)
+
+    @staticmethod
+    def _stopped(proc: Any) -> RuntimeError:
+        return RuntimeError(
+            f"worker process {proc.name} stopped (exit code {proc.exitcode}); "
+            "resume the run, with --processes 1 if it happens again"
+        )
 
     def close(self, finished: bool = True) -> None:
         """Stop the workers: after the queued cases when `finished`, at once otherwise (an interrupt)."""
@@ -110,7 +211,7 @@ class CaseWorkers:
             return
         self._closed = True
         if finished:
-            for _ in range(len(self._procs) * self._threads):
+            for _ in range(sum(self._threads)):
                 self._tasks.put(_STOP)
         for p in self._procs:
             if finished:
@@ -118,5 +219,6 @@ class CaseWorkers:
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=5)
+        for reader in self._readers:
+            reader.close()
         self._tasks.close()
-        self._results.close()

@@ -58,6 +58,61 @@ def test_a_run_in_worker_processes_matches_one_without(
     assert outcome.totals.cache_hits == len(suite.cases)
 
 
+def test_each_thread_count_adds_up_to_the_concurrency() -> None:
+    from evalkit.workers import split_threads
+
+    assert split_threads(50, 3) == [17, 17, 16]
+    assert split_threads(8, 2) == [4, 4]
+    assert split_threads(3, 5) == [1, 1, 1]  # never an idle process
+    with pytest.raises(ValueError):
+        split_threads(0, 2)
+
+
+def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_completes(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers write cache entries off the calling thread, but a result is journalled only after its entry."""
+    from evalkit.cache import ResponseCache
+
+    server = make_anthropic_server(lambda body: "billing")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    suite = load_suite(GOLDENS / "support-triage")
+    real_put = ResponseCache.put
+    refused = {case.id for case in suite.cases[::10]}
+
+    def put(self: ResponseCache, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("meta", {}).get("case_id") in refused:
+            raise OSError(28, "No space left on device")
+        real_put(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "put", put)  # before the fork: the workers inherit it
+    runner = Runner(
+        suite,
+        load_system("claude", suite),
+        options(tmp_path, "full", concurrency=8, processes=2, judge="off"),
+    )
+    outcome = runner.run()
+    _, rows = load_run(outcome.run_dir)
+    errors = rows.filter(rows["case_status"] == "error")
+    assert set(errors["case_id"].to_list()) == refused
+    assert all("No space left" in e for e in errors["case_error"].to_list())
+    assert errors["cost_usd"].null_count() == 0  # the call was paid for, and says so
+    assert outcome.totals.errors == len(refused)
+    monkeypatch.setattr(ResponseCache, "put", real_put)
+    server.clear_log()
+    resumed = Runner(
+        suite,
+        load_system("claude", suite),
+        options(tmp_path, "full", concurrency=8, processes=2, judge="off"),
+    ).run(resume=outcome.run_dir)
+    assert resumed.totals.done == len(refused) and resumed.totals.errors == 0
+    assert len(server.requests_to("/v1/messages")) == len(refused)
+    _, rows = load_run(outcome.run_dir)
+    assert rows.filter(rows["case_status"] == "error").height == 0
+    assert rows["case_id"].n_unique() == len(suite.cases)
+
+
 def test_judge_checks_run_in_the_workers_too(
     tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
