@@ -301,6 +301,7 @@ class Runner:
         bar = None
         interrupted = False
         auth_error = ""
+        workers: Any = None
         try:
             if (
                 self.options.batch
@@ -310,7 +311,6 @@ class Runner:
                 from evalkit.batch import prefill
 
                 self.batch_phases = prefill(self, todo, manifest, run)
-            workers = None
             if self.processes() > 1 and len(todo) > self.options.concurrency:
                 from evalkit.workers import CaseWorkers
 
@@ -349,6 +349,8 @@ class Runner:
                 )
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
         run.finish(journal)
+        if workers is not None:
+            workers.join()  # they exit while the run directory is finished
         manifest.status = "complete"
         manifest.ended_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         run.write_manifest(manifest)
