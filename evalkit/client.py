@@ -12,10 +12,12 @@ retries (``max_retries``, honouring ``retry-after``) are spent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import json
 import os
+import socket
 import ssl
 import threading
 import time
@@ -397,17 +399,42 @@ def tls_context() -> ssl.SSLContext:
         return _tls
 
 
-def warm_up() -> None:
-    """Do the first-use work of this process's SDK clients now: the TLS context and the SDK's lazy imports.
+_WARM_UP_REPLY = {
+    "id": "msg_warm_up",
+    "type": "message",
+    "role": "assistant",
+    "model": "warm-up",
+    "content": [{"type": "text", "text": ""}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 0, "output_tokens": 0},
+}
 
-    A runner calls this before it forks worker processes, so that each copy starts with it done.
+
+def warm_up() -> None:
+    """Do the first-use work of this process's SDK clients now: the TLS context, and one call's lazy imports.
+
+    The call goes through the SDK's whole request path but never leaves the process: an in-memory transport
+    answers it. A runner calls this before it forks worker processes, so that each copy starts with it done;
+    otherwise every worker's first calls wait on the same imports (tracing propagators read package metadata,
+    about 10 ms) while the first wave of cases is held up.
     """
-    http = anthropic.DefaultHttpxClient(verify=tls_context())
+    tls_context()
+    with contextlib.suppress(OSError):
+        # a host name is encoded with the idna codec, imported on first use: 17 threads that each opened their
+        # first connection at once all waited on that import (100 ms of a worker's first wave, measured)
+        socket.getaddrinfo("localhost", None)
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json=_WARM_UP_REPLY))
+    http = anthropic.DefaultHttpxClient(transport=transport)
     sdk = anthropic.Anthropic(
-        api_key="warm-up", base_url="http://127.0.0.1:9", http_client=http, max_retries=0
+        api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0
     )
     try:
-        _ = sdk.messages.with_raw_response, sdk.messages.batches
+        raw = sdk.messages.with_raw_response.create(
+            model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "warm-up"}]
+        )
+        json.loads(raw.http_response.content)
+        _ = sdk.messages.batches
     finally:
         sdk.close()
 

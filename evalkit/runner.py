@@ -6,6 +6,7 @@ terminal, from CI and from a notebook whose kernel already owns an event loop.
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
 import time
@@ -319,7 +320,14 @@ class Runner:
 
                     warm_up()  # once here, not once in every worker as its first wave of cases waits
                 # fork before this process starts threads of its own (the progress bar's, the pool's)
-                workers = CaseWorkers(self, self.processes(), self.options.concurrency, manifest.run_id, todo)
+                # the workers' garbage collector leaves alone what they inherit, rather than copy every page of it
+                gc.freeze()
+                try:
+                    workers = CaseWorkers(
+                        self, self.processes(), self.options.concurrency, manifest.run_id, todo
+                    )
+                finally:
+                    gc.unfreeze()
             bar = _progress(
                 total=len(self.suite.cases) * repeats,
                 initial=len(done),

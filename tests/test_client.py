@@ -234,6 +234,21 @@ def test_clients_share_one_tls_context(
     assert len(made) == 1 and client_module.tls_context() is made[0]
 
 
+def test_warm_up_runs_the_sdk_path_offline() -> None:
+    """warm_up makes one call through the SDK without a server, and loads what a first connection would."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from evalkit.client import warm_up; warm_up(); "
+        "print('encodings.idna' in sys.modules, 'anthropic.resources.messages' in sys.modules)"
+    )
+    env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "HOME": "/nonexistent"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
+
+
 # ---- auth ------------------------------------------------------------------------------------------------------
 
 

@@ -45,6 +45,9 @@ def test_a_run_in_worker_processes_matches_one_without(
             load_run(outcome.run_dir)[1].sort("case_id").select("case_id", "status", "output", "cost_usd")
         )
     assert frames[0].equals(frames[1])
+    import gc
+
+    assert gc.get_freeze_count() == 0  # frozen only for the fork: this process collects its garbage as before
     assert len(server.requests_to("/v1/messages")) == 2 * len(suite.cases)
     assert not [p for p in multiprocessing.active_children() if p.name.startswith("evalkit-cases")]
     # the workers wrote the cache: a rerun with two processes makes no request
