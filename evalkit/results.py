@@ -254,8 +254,7 @@ class RunDir:
         del session
         keys = sorted(latest)
         with atomic_writer(self.journal_path) as out:
-            for key in keys:
-                out.write(latest[key])
+            out.writelines(latest[key] for key in keys)
         # check rows: parsed from the lines this session did not write, and the session's own for the rest,
         # then put in key order by row number (a sort on the string keys would cost more memory than the rows)
         frames: list[pl.DataFrame] = []
@@ -293,13 +292,13 @@ class Journal:
     It also keeps the keys it wrote and their check rows (in compact frames), so that finishing the run need
     not read back and parse its own lines: that work is done while the run waits on the network."""
 
-    def __init__(self, path: Path, chunk: int = 2000) -> None:
+    def __init__(self, path: Path, chunk: int = 500) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = path.open("ab")
         self.start = self._fh.tell()
         """The journal's size when this session began: later lines are this session's."""
         self.keys: list[tuple[str, int]] = []
-        self._chunk = chunk
+        self._chunk = chunk  # rows per frame: small, so that little is left to convert when the run ends
         self._pending: list[dict[str, Any]] = []
         self._frames: list[pl.DataFrame] = []
         self._counts: list[int] = []

@@ -48,34 +48,50 @@ class _Inbox:
 
     The shared queue's lock is held across its read: with every thread of every worker reading it, a reader
     that lost the CPU while holding it kept all the others waiting (4 ms per case on average, measured).
+    The inbox stops reading once it has fetched a stop signal for each of its threads, so it never takes one
+    meant for another worker, and is never inside a read (holding that lock) when its process exits.
     """
 
-    def __init__(self, tasks: Any, parent: int) -> None:
+    def __init__(self, tasks: Any, threads: int, parent: int) -> None:
         self._tasks = tasks
+        self._threads = threads
         self._parent = parent
         # one case read ahead, so a thread that asks rarely waits; held back from other workers, it can delay
         # the end of a run by at most one case
         self._wanted = threading.Semaphore(1)
+        self._closing = False
         self._ready: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        threading.Thread(target=self._fetch, daemon=True, name="evalkit-inbox").start()
+        self._thread = threading.Thread(target=self._fetch, daemon=True, name="evalkit-inbox")
+        self._thread.start()
 
     def _fetch(self) -> None:
-        while True:
+        stops = 0
+        orphaned = False
+        while stops < self._threads:
             self._wanted.acquire()
-            while True:
+            if self._closing:
+                return
+            item = _STOP
+            while not orphaned:
                 try:
                     item = self._tasks.get(timeout=1.0)
                     break
                 except queue.Empty:
-                    if os.getppid() != self._parent:
-                        item = _STOP  # the parent is gone (killed): stop rather than linger
-                        break
+                    orphaned = os.getppid() != self._parent  # the parent is gone (killed): stop, not linger
+            stops += item is _STOP
             self._ready.put(item)
 
     def get(self) -> Any:
         """The next (case index, repeat), or _STOP."""
         self._wanted.release()
         return self._ready.get()
+
+    def close(self) -> None:
+        """Called once every thread has returned: ends the reader (some threads may have left without a stop
+        signal, when the parent went away)."""
+        self._closing = True
+        self._wanted.release()
+        self._thread.join(timeout=5.0)
 
 
 def _serve(
@@ -137,7 +153,7 @@ def _worker_main(
     writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
     writer = threading.Thread(target=_write, args=(runner, writes, sender), daemon=True)
     writer.start()
-    inbox = _Inbox(tasks, parent)
+    inbox = _Inbox(tasks, len(firsts), parent)
     pool = [
         threading.Thread(
             target=_serve, args=(runner, first, inbox, sender, writes, run_id, parent), daemon=True
@@ -148,6 +164,7 @@ def _worker_main(
         t.start()
     for t in pool:
         t.join()
+    inbox.close()
     writes.put(_STOP)
     writer.join()
     conn.close()
@@ -243,7 +260,7 @@ class CaseWorkers:
             return
         self._closed = True
         if finished:
-            for _ in range(sum(self._threads) + len(self._procs)):  # one more each: an inbox reads ahead
+            for _ in range(sum(self._threads)):
                 self._tasks.put(_STOP)
         else:
             for p in self._procs:

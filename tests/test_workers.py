@@ -116,6 +116,38 @@ def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_comple
     assert rows["case_id"].n_unique() == len(suite.cases)
 
 
+def test_workers_exit_on_their_stop_signals(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker exits by itself once the cases are done; none is left for the parent to terminate.
+
+    A worker that exited while reading the shared queue held its lock for good, and the others' threads never
+    got their stop signals: the run then waited out the join timeout (5 s) and terminated them.
+    """
+    import time
+
+    from evalkit import workers
+
+    exits: list[tuple[list[int | None], float]] = []
+    real_join = workers.CaseWorkers.join
+
+    def join(self: Any, timeout: float = 5.0) -> None:
+        started = time.monotonic()
+        real_join(self, timeout)
+        exits.append(([p.exitcode for p in self._procs], time.monotonic() - started))
+
+    monkeypatch.setattr(workers.CaseWorkers, "join", join)
+    server = make_anthropic_server(lambda body: "billing")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    suite = load_suite(GOLDENS / "support-triage")
+    for attempt in range(4):
+        opts = options(tmp_path, str(attempt), concurrency=9, processes=3, judge="off")
+        assert Runner(suite, load_system("claude", suite), opts).run().totals.done == len(suite.cases)
+    assert [codes for codes, _ in exits] == [[0, 0, 0]] * 4
+    assert max(seconds for _, seconds in exits) < 2.0
+
+
 def test_judge_checks_run_in_the_workers_too(
     tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
