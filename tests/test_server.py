@@ -399,6 +399,19 @@ def test_latency_can_depend_on_the_request(make_anthropic_server: MakeServer) ->
     assert slow.duration_s is not None and slow.duration_s >= 0.3
 
 
+def test_latency_includes_the_time_the_reply_takes_to_make(make_anthropic_server: MakeServer) -> None:
+    def slow_responder(body: dict[str, Any]) -> str:
+        time.sleep(0.2)
+        return "done"
+
+    server = make_anthropic_server(slow_responder, latency=0.3)
+    sdk(server).messages.create(**ask("hello"))
+    (record,) = server.requests
+    assert (
+        record.duration_s is not None and 0.3 <= record.duration_s < 0.45
+    )  # not 0.5: the wait is what is left
+
+
 def test_serves_fifty_slow_requests_concurrently(make_anthropic_server: MakeServer) -> None:
     server = make_anthropic_server(latency=0.5)
     client = sdk(server, timeout=10.0)

@@ -977,13 +977,11 @@ class LocalAnthropicServer:
     def _message_reply(
         self, body: dict[str, Any], request_id: str, *, latency: bool, batch: bool = False
     ) -> dict[str, Any]:
+        started = time.monotonic()
         self._validate_messages(body)
-        if latency:
-            delay = self.latency(body) if callable(self.latency) else self.latency
-            self._sleep(float(delay))
         reply = self._resolve_reply(body)
         usage = {**reply.usage, "service_tier": "batch" if batch else "standard"}
-        return {
+        message = {
             "id": self._next_id("msg"),
             "type": "message",
             "role": "assistant",
@@ -993,6 +991,12 @@ class LocalAnthropicServer:
             "stop_sequence": None,
             "usage": usage,
         }
+        if latency:
+            # the reply is made first and the wait is what remains, so the server's own work is part of the
+            # latency asked for rather than added to it
+            delay = self.latency(body) if callable(self.latency) else self.latency
+            self._sleep(float(delay) - (time.monotonic() - started))
+        return message
 
     # ---- batches --------------------------------------------------------------------------------------------
 
