@@ -7,7 +7,8 @@ and :func:`check_rows` flatten that to one row per (case, repeat, check): the fr
 from __future__ import annotations
 
 import json
-import subprocess
+import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -112,14 +113,53 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
 def git_commit(cwd: Path | None = None) -> str | None:
+    """The commit checked out in the git work tree holding `cwd` (default: the current directory), or None.
+
+    Read from the repository's files rather than by running git: starting a process from a large one took
+    15-20 ms at the start of every run. Follows `.git` files (worktrees, submodules) and packed refs; honours
+    GIT_DIR.
+    """
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
+        gitdir = _git_dir(Path(cwd or Path.cwd()).resolve())
+        if gitdir is None:
+            return None
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref:"):
+            return head if _SHA.fullmatch(head) else None  # a detached HEAD
+        ref = head[4:].strip()
+        common = gitdir
+        if (gitdir / "commondir").is_file():  # a linked worktree keeps its branches in the main repository
+            common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        for base in (gitdir, common):
+            if (base / ref).is_file():
+                sha = (base / ref).read_text(encoding="utf-8").strip()
+                return sha if _SHA.fullmatch(sha) else None
+        packed = common / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text(encoding="utf-8").splitlines():
+                sha, _, name = line.partition(" ")
+                if name == ref and _SHA.fullmatch(sha):
+                    return sha
+    except (OSError, UnicodeDecodeError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return None  # an unborn branch: no commit yet
+
+
+def _git_dir(start: Path) -> Path | None:
+    if os.environ.get("GIT_DIR"):
+        return (start / os.environ["GIT_DIR"]).resolve()
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():
+            text = dot_git.read_text(encoding="utf-8").strip()
+            return (folder / text[len("gitdir:") :].strip()).resolve() if text.startswith("gitdir:") else None
+    return None
 
 
 class Manifest(BaseModel):

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from evalkit.runner import Runner
 
 _STOP = None
+# cases an inbox reads ahead, so a thread that asks rarely waits; held back from other workers, they can
+# delay the end of a run by at most one case each
+_READ_AHEAD = 1
 
 
 class _Sender:
@@ -56,9 +59,7 @@ class _Inbox:
         self._tasks = tasks
         self._threads = threads
         self._parent = parent
-        # one case read ahead, so a thread that asks rarely waits; held back from other workers, it can delay
-        # the end of a run by at most one case
-        self._wanted = threading.Semaphore(1)
+        self._wanted = threading.Semaphore(_READ_AHEAD)  # see _READ_AHEAD
         self._closing = False
         self._ready: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._fetch, daemon=True, name="evalkit-inbox")

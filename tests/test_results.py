@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from evalkit.results import CaseResult, CheckResult, Journal, RunDir
+from evalkit.results import CaseResult, CheckResult, Journal, RunDir, git_commit
 
 
 def result(case_id: str, repeat: int = 0, status: str = "pass", output: object = "even") -> CaseResult:
@@ -83,3 +84,41 @@ def test_an_empty_session_writes_an_empty_frame(tmp_path: Path) -> None:
     journal.close()
     assert run.finish(journal) == 0
     assert pl.read_parquet(run.parquet_path).height == 0
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "HOME": str(cwd),
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+    out = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to build the repositories")
+def test_git_commit_reads_what_git_rev_parse_says(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    assert git_commit(repo) is None  # an unborn branch
+    (repo / "a.txt").write_text("a")
+    _git(repo, "add", "a.txt")
+    _git(repo, "commit", "-q", "-m", "one")
+    (repo / "sub").mkdir()
+    assert git_commit(repo / "sub") == _git(repo, "rev-parse", "HEAD")  # a loose ref, from a subfolder
+    first = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "two")
+    _git(repo, "pack-refs", "--all")
+    assert git_commit(repo) == _git(repo, "rev-parse", "HEAD") != first  # a packed ref
+    _git(repo, "checkout", "-q", first)
+    assert git_commit(repo) == first  # a detached HEAD
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"), first)
+    assert git_commit(tmp_path / "side") == first  # a linked worktree, its branch in the main repository
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert git_commit(outside) is None
