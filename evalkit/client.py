@@ -573,6 +573,8 @@ class Client:
             kind = "connection"
             cause = exc.__cause__
             message = f"{exc}: {type(cause).__name__}: {cause}" if cause is not None else str(exc)
+            if self.base_url is None and os.environ.get("ANTHROPIC_BASE_URL", "unset").strip() == "":
+                message += " (ANTHROPIC_BASE_URL is set but empty: unset it, or give a URL such as http://127.0.0.1:8765)"
         elif isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code
             request_id = exc.request_id

@@ -1,11 +1,12 @@
 """Whole cases run in worker processes, for large runs at high concurrency.
 
-Python runs one thread at a time per process, and each case costs a few milliseconds of CPU: the SDK's handling
+Python runs one thread at a time per process, and each case costs about a millisecond of CPU: the SDK's handling
 of the call, the cache entry, grading. At a few dozen cases in flight against a fast endpoint that CPU, not the
-network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go; each runs cases with
-its own client and a pool of threads, writes cache entries itself, and sends back finished results. The parent
-only journals them, so a crash of either side loses nothing that was journalled, and a response that reached the
-cache is not paid for again on resume.
+network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go. In each, threads
+(as many in all as the run's concurrency) make the calls and grade; an inbox thread hands them cases from the
+shared queue; a writer thread writes the new cache entries and only then sends the results back. The parent
+only journals them, so a crash of either side loses nothing that was journalled, and a journalled result always
+has its response in the cache.
 """
 
 from __future__ import annotations

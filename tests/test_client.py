@@ -262,6 +262,16 @@ def test_key_and_url_from_the_environment(
     assert anthropic_server.requests[0].auth == "bearer"
 
 
+def test_an_empty_base_url_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "")
+    client = Client(api_key=API_KEY, max_retries=0)
+    _open_clients.append(client)
+    with pytest.raises(CallError) as caught:
+        client.create(ask())
+    assert caught.value.kind == "connection"
+    assert "ANTHROPIC_BASE_URL is set but empty" in str(caught.value)
+
+
 def test_missing_credentials_are_an_auth_error(
     anthropic_server: LocalAnthropicServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
