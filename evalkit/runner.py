@@ -303,6 +303,10 @@ class Runner:
         interrupted = False
         auth_error = ""
         workers: Any = None
+        # the collector leaves alone what existed before the run (the suite, the SDK's modules): otherwise the
+        # first burst of cases set off a full collection of all of it, about 90 ms; forked workers inherit this,
+        # so theirs do not copy every inherited page either
+        gc.freeze()
         try:
             if (
                 self.options.batch
@@ -320,14 +324,7 @@ class Runner:
 
                     warm_up()  # once here, not once in every worker as its first wave of cases waits
                 # fork before this process starts threads of its own (the progress bar's, the pool's)
-                # the workers' garbage collector leaves alone what they inherit, rather than copy every page of it
-                gc.freeze()
-                try:
-                    workers = CaseWorkers(
-                        self, self.processes(), self.options.concurrency, manifest.run_id, todo
-                    )
-                finally:
-                    gc.unfreeze()
+                workers = CaseWorkers(self, self.processes(), self.options.concurrency, manifest.run_id, todo)
             bar = _progress(
                 total=len(self.suite.cases) * repeats,
                 initial=len(done),
@@ -344,6 +341,7 @@ class Runner:
             interrupted = True
             auth_error = str(exc)
         finally:
+            gc.unfreeze()
             journal.close()
             if bar is not None:
                 bar.close()

@@ -58,6 +58,9 @@ def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> Non
     err = rows.filter(pl.col("case_id") == "c013").row(0, named=True)
     assert err["status"] == "error" and err["passed"] is None and "ValueError: unlucky" in err["error"]
     assert (outcome.run_dir / "results.jsonl").read_text().count("\n") == 20
+    import gc
+
+    assert gc.get_freeze_count() == 0  # frozen only while the run ran
 
 
 def test_repeats_and_cost_of_a_free_baseline(tmp_path: Path) -> None:
