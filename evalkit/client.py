@@ -393,9 +393,8 @@ def tls_context() -> ssl.SSLContext:
     global _tls
     with _tls_lock:
         if _tls is None:
-            _tls = (
-                httpx2.create_ssl_context()
-            )  # honours SSL_CERT_FILE and SSL_CERT_DIR, as the SDK's own would
+            # honours SSL_CERT_FILE and SSL_CERT_DIR, as the SDK's own would
+            _tls = httpx2.create_ssl_context()
         return _tls
 
 

@@ -29,20 +29,12 @@ def _open_temp(path: Path) -> tuple[int, str]:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
-    """A binary file handle whose contents replace `path` only when the block completes without error.
-
-    `durable` fsyncs before the rename, so the new file survives a power cut; a cache entry can skip that,
-    since a torn entry is detected and refetched.
-    """
-    path = Path(path)
+def _replacing(path: Path) -> Iterator[int]:
+    """A temp file's descriptor, for the block to write and close; the file then replaces `path`, or is removed
+    if the block fails."""
     fd, tmp = _open_temp(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
+        yield fd
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -50,11 +42,23 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
         raise
 
 
+@contextlib.contextmanager
+def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
+    """A binary file handle whose contents replace `path` only when the block completes without error.
+
+    `durable` fsyncs before the rename, so the new file survives a power cut; a cache entry can skip that,
+    since a torn entry is detected and refetched.
+    """
+    with _replacing(Path(path)) as fd, os.fdopen(fd, "wb") as fh:
+        yield fh
+        fh.flush()
+        if durable:
+            os.fsync(fh.fileno())
+
+
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     """Write `data` to `path` through a temp file in the same directory, then rename over it."""
-    path = Path(path)
-    fd, tmp = _open_temp(path)
-    try:
+    with _replacing(Path(path)) as fd:
         try:
             view = memoryview(data)
             while view:
@@ -63,11 +67,6 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -282,12 +282,10 @@ class RunDir:
                     else:
                         parse_head(line)
                     position += len(line)
-        new_keys: set[tuple[str, int]] = set()
-        known = journal is not None and journal.wrote(session)
-        if known:
-            assert journal is not None
-            new_keys = set(journal.keys)
-            latest.update(zip(journal.keys, session, strict=True))
+        own = journal if journal is not None and journal.wrote(session) else None  # None: parse them all
+        new_keys = set(own.keys) if own is not None else set()
+        if own is not None:
+            latest.update(zip(own.keys, session, strict=True))
         else:
             for line in session:
                 parse_head(line)
@@ -313,13 +311,12 @@ class RunDir:
                 pending = []
         if pending:
             frames.append(pl.DataFrame(pending, schema=CHECK_ROW_SCHEMA))
-        if known:
-            assert journal is not None
-            for key, (start, count) in zip(journal.keys, journal.spans(), strict=True):
+        if own is not None:
+            for key, (start, count) in zip(own.keys, own.spans(), strict=True):
                 spans[key] = (offset + start, count)
-            frames.append(journal.rows())
+            frames.append(own.rows())
         frame = pl.concat(frames) if frames else pl.DataFrame(schema=CHECK_ROW_SCHEMA)
-        if known:  # the session's rows are in the order its cases finished
+        if own is not None:  # the session's rows are in the order its cases finished
             order = [row for key in keys for row in range(spans[key][0], spans[key][0] + spans[key][1])]
             frame = frame[pl.Series(order, dtype=pl.UInt32)]
         atomic_write_bytes(self.parquet_path, _parquet_bytes(frame))
