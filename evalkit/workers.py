@@ -2,11 +2,13 @@
 
 Python runs one thread at a time per process, and each case costs about a millisecond of CPU: the SDK's handling
 of the call, the cache entry, grading. At a few dozen cases in flight against a fast endpoint that CPU, not the
-network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go. In each, threads
-(as many in all as the run's concurrency) make the calls and grade; an inbox thread hands them cases from the
-shared queue; a writer thread writes the new cache entries and only then sends the results back. The parent
-only journals them, so a crash of either side loses nothing that was journalled, and a journalled result always
-has its response in the cache.
+network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go. Each takes its
+share of the cases with the fork, in proportion to its threads (as many in all as the run's concurrency), and
+its threads make the calls and grade; the last cases are held back in a shared queue, which an inbox thread in
+each worker reads once its own share is done, so a worker whose calls ran slow is caught up by the others. A
+writer thread writes the new cache entries and only then sends the results back. The parent only journals them,
+so a crash of either side loses nothing that was journalled, and a journalled result always has its response in
+the cache.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import multiprocessing
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
@@ -27,6 +30,9 @@ _STOP = None
 # cases an inbox reads ahead, so a thread that asks rarely waits; held back from other workers, they can
 # delay the end of a run by at most one case each
 _READ_AHEAD = 1
+# the share of the cases (past the first wave) held back in the shared queue, to even out the workers' ends:
+# reading that queue costs each case a lock, a pipe read and a thread hand-off, so the rest go with the fork
+_SHARED = 0.1
 
 
 class _Sender:
@@ -98,7 +104,7 @@ class _Inbox:
 
 def _serve(
     runner: Runner,
-    first: tuple[int, int] | None,
+    own: deque[tuple[int, int]],
     inbox: _Inbox,
     results: _Sender,
     writer: queue.SimpleQueue[Any],
@@ -107,11 +113,11 @@ def _serve(
 ) -> None:
     cases = runner.suite.cases
     while True:
-        if first is not None:
-            item, first = first, None
-        else:
+        try:
+            item: tuple[int, int] | None = own.popleft()
+        except IndexError:  # this worker's share is done: the held-back cases, then a stop signal
             item = inbox.get()
-        if item is _STOP:
+        if item is None:
             return
         if os.getppid() != parent:
             return  # queued work of a killed run is not ours to pay for
@@ -145,7 +151,8 @@ def _worker_main(
     runner: Runner,
     tasks: Any,
     conn: Connection,
-    firsts: list[tuple[int, int] | None],
+    threads: int,
+    own: list[tuple[int, int]],
     run_id: str,
     parent: int,
 ) -> None:
@@ -155,12 +162,13 @@ def _worker_main(
     writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
     writer = threading.Thread(target=_write, args=(runner, writes, sender), daemon=True)
     writer.start()
-    inbox = _Inbox(tasks, len(firsts), parent)
+    inbox = _Inbox(tasks, threads, parent)
+    share = deque(own)  # popped by every thread: a deque's popleft needs no lock of ours
     pool = [
         threading.Thread(
-            target=_serve, args=(runner, first, inbox, sender, writes, run_id, parent), daemon=True
+            target=_serve, args=(runner, share, inbox, sender, writes, run_id, parent), daemon=True
         )
-        for first in firsts
+        for _ in range(threads)
     ]
     for t in pool:
         t.start()
@@ -180,10 +188,32 @@ def split_threads(concurrency: int, processes: int) -> list[int]:
     return [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
 
 
+def split_cases(
+    items: list[Any], threads: list[int], shared: float = _SHARED
+) -> tuple[list[list[Any]], list[Any]]:
+    """Each process's own cases, in proportion to its threads, and the cases held back for whoever is free.
+
+    The first wave (one case per thread) is always given out; of the rest, a `shared` part at the end, but at
+    least one case per thread, is held back.
+    """
+    total = sum(threads)
+    rest = max(0, len(items) - total)
+    held = min(rest, max(total, round(rest * shared)))
+    given, held_back = items[: len(items) - held], items[len(items) - held :]
+    shares: list[list[Any]] = []
+    start = 0
+    for i, _ in enumerate(threads):
+        end = round(len(given) * sum(threads[: i + 1]) / total)
+        shares.append(given[start:end])
+        start = end
+    return shares, held_back
+
+
 class CaseWorkers:
     """Forked copies of a runner that run the (case, repeat) pairs `todo`, `concurrency` at a time between them.
 
-    Each thread's first case goes with the fork, so the first wave starts at once; the rest are queued.
+    Each process's share of the cases goes with the fork, so the first wave starts at once; the last few are
+    queued for whichever process is free first (`split_cases`).
     """
 
     def __init__(
@@ -197,15 +227,13 @@ class CaseWorkers:
         self._threads = split_threads(concurrency, processes)
         self._procs: list[Any] = []
         self._readers: dict[Connection, Any] = {}
-        head = iter(items[: sum(self._threads)])
-        self._rest = items[sum(self._threads) :]
+        shares, self._rest = split_cases(items, self._threads)
         self._count = len(items)
-        for i, threads in enumerate(self._threads):
-            firsts = [next(head, None) for _ in range(threads)]
+        for i, (threads, own) in enumerate(zip(self._threads, shares, strict=True)):
             reader, writer = ctx.Pipe(duplex=False)
             proc = ctx.Process(
                 target=_worker_main,
-                args=(runner, self._tasks, writer, firsts, run_id, os.getpid()),
+                args=(runner, self._tasks, writer, threads, own, run_id, os.getpid()),
                 daemon=True,
                 name=f"evalkit-cases-{i}",
             )

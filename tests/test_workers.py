@@ -71,6 +71,22 @@ def test_each_thread_count_adds_up_to_the_concurrency() -> None:
         split_threads(0, 2)
 
 
+def test_cases_are_shared_out_in_proportion_and_the_last_held_back() -> None:
+    from evalkit.workers import split_cases
+
+    items = list(range(1000))
+    shares, held = split_cases(items, [17, 17, 16], shared=0.1)
+    assert [len(s) for s in shares] == [308, 307, 290]  # 905 given out as 17 : 17 : 16
+    assert held == items[905:]  # a tenth of the 950 past the first wave, from the end
+    assert sorted(x for s in shares for x in s) + held == items  # each case once
+    # at least one case per thread is held back, so every thread can help finish
+    shares, held = split_cases(list(range(60)), [4, 4], shared=0.1)
+    assert len(held) == 8 and [len(s) for s in shares] == [26, 26]
+    # fewer cases than threads: nothing held back, nothing lost
+    shares, held = split_cases(list(range(5)), [4, 4])
+    assert held == [] and sorted(shares[0] + shares[1]) == list(range(5))
+
+
 def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_completes(
     tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
