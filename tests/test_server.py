@@ -5,7 +5,9 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -410,6 +412,68 @@ def test_latency_includes_the_time_the_reply_takes_to_make(make_anthropic_server
     assert (
         record.duration_s is not None and 0.3 <= record.duration_s < 0.45
     )  # not 0.5: the wait is what is left
+
+
+def _raw_exchange(server: LocalAnthropicServer, *parts: bytes, pause: float = 0.0) -> tuple[bytes, float]:
+    """Send `parts` on one connection, `pause` seconds apart; the raw response and seconds from the first send."""
+    port = int(server.base_url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5.0) as sock:
+        started = time.monotonic()
+        for i, part in enumerate(parts):
+            if i:
+                time.sleep(pause)
+            sock.sendall(part)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            head, _, rest = b"".join(chunks).partition(b"\r\n\r\n")
+            length = re.search(rb"content-length: (\d+)", head, re.I)
+            if length and len(rest) >= int(length.group(1)):
+                break
+        return b"".join(chunks), time.monotonic() - started
+
+
+def _post(body: bytes, *headers: str, version: str = "HTTP/1.1") -> tuple[bytes, bytes]:
+    head = [f"POST /v1/messages {version}", "host: 127.0.0.1", "x-api-key: k", *headers]
+    head.append(f"content-length: {len(body)}")
+    return f"{head[0]}\r\n".encode(), ("\r\n".join(head[1:]) + "\r\n\r\n").encode() + body
+
+
+def test_latency_counts_from_the_request_line(make_anthropic_server: MakeServer) -> None:
+    """A request whose headers and body come 0.2 s after its first line is answered 0.3 s after that line."""
+    server = make_anthropic_server(latency=0.3)
+    body = json.dumps(ask("hello")).encode()
+    response, seconds = _raw_exchange(server, *_post(body), pause=0.2)
+    assert response.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert 0.3 <= seconds < 0.45  # not 0.5: reading the request is part of the latency
+
+
+def test_raw_requests_are_parsed_as_http_1_1(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(rules=[("hello", "hi")])
+    body = json.dumps(ask("hello")).encode()
+    response, _ = _raw_exchange(server, b"".join(_post(body, "X-Trace: a", "x-trace: b")))
+    head, _, payload = response.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"connection: close" not in head.lower()
+    assert json.loads(payload)["content"][0]["text"] == "hi"
+    (record,) = server.requests
+    assert record.auth == "x-api-key" and "x-trace" in record.header_names
+    # HTTP/1.0 closes the connection after the reply, and says so
+    response, _ = _raw_exchange(server, b"".join(_post(body, version="HTTP/1.0")))
+    assert b"connection: close" in response.partition(b"\r\n\r\n")[0].lower()
+    # malformed requests get an error status, not a dropped connection
+    bad = [
+        (b"POST /v1/messages\r\n\r\n", b"400"),
+        (b"POST /v1/messages HTTP/2.0\r\n\r\n", b"400"),
+        (b"POST /v1/messages HTTP/1.1\r\nno colon here\r\n\r\n", b"400"),
+        (b"POST /v1/messages HTTP/1.1\r\n" + b"x-h: v\r\n" * 101 + b"\r\n", b"431"),
+    ]
+    for request, status in bad:
+        response, _ = _raw_exchange(server, request)
+        assert response.split(b" ", 2)[1] == status, response[:80]
+    assert len(server.requests) == 2  # neither reached the API
 
 
 def test_serves_fifty_slow_requests_concurrently(make_anthropic_server: MakeServer) -> None:
