@@ -548,3 +548,32 @@ def test_price_files_and_the_environment_variable(
     assert priced.cost_usd == pytest.approx((priced.input_tokens * 2 + priced.output_tokens * 8) / 1e6)
     explicit = client_for(anthropic_server, prices=from_toml).create(ask())
     assert explicit.cost_usd == pytest.approx((explicit.input_tokens * 2 + explicit.output_tokens * 10) / 1e6)
+
+
+def test_each_thread_calls_through_its_own_sdk_client(anthropic_server: LocalAnthropicServer) -> None:
+    """Threads share no connection pool (its lock made them queue), and a finished thread's client is closed."""
+    import threading
+
+    client = client_for(anthropic_server)
+    mine = client.sync_client
+    assert client.sync_client is mine
+    seen: list[Any] = []
+
+    def call() -> None:
+        client.create(ask())
+        seen.append(client.sync_client)
+
+    first = threading.Thread(target=call)
+    first.start()
+    first.join()
+    assert seen[0] is not mine and not seen[0].is_closed()
+    second = threading.Thread(target=call)
+    second.start()
+    second.join()
+    assert seen[1] is not seen[0]
+    assert seen[
+        0
+    ].is_closed()  # closed when the next thread made its own: a long session does not pile them up
+    client.close()
+    assert mine.is_closed() and seen[1].is_closed()
+    assert client.create(ask()).text  # usable again after close: a new client for this thread
