@@ -16,8 +16,6 @@ Run with ``.venv/bin/python bench/bench_runner.py``. Every figure prints with it
 Two reference lines put the cold run in context: the local server's round trip at zero latency (anything above a
 millisecond or two is the server's, and is paid once per wave of requests), and the client alone sending the
 same 1,000 requests from 50 threads with no cache, grading or journal (what the runner adds is the difference).
-``--server-nodelay`` repeats the cold and warm runs with TCP_NODELAY set on the server's sockets (from this
-script, in the server's process only), which removes the server's delayed-ACK stall.
 """
 
 from __future__ import annotations
@@ -50,16 +48,6 @@ MEMORY_CASES = 10_000
 MEMORY_TARGET_MB = 300.0
 API_KEY = "sk-ant-bench-local"
 REPEATS = 3
-
-SERVER_CODE = textwrap.dedent(
-    """
-    import sys
-    from evalkit.testing import server
-    if sys.argv[1] == "nodelay":
-        server._Handler.disable_nagle_algorithm = True
-    sys.exit(server.main(sys.argv[2:]))
-    """
-)
 
 
 def write_suite(root: Path, n: int) -> Path:
@@ -95,8 +83,8 @@ def write_suite(root: Path, n: int) -> Path:
 class ServerProcess:
     """``python -m evalkit.testing.server`` in a child process, answering every message with "even"."""
 
-    def __init__(self, latency: float, nodelay: bool) -> None:
-        argv = [sys.executable, "-c", SERVER_CODE, "nodelay" if nodelay else "plain"]
+    def __init__(self, latency: float) -> None:
+        argv = [sys.executable, "-m", "evalkit.testing.server"]
         argv += ["--port", "0", "--latency", str(latency), "--text", "even"]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
@@ -154,16 +142,15 @@ def sdk_only(suite_root: Path, base_url: str) -> float:
         return time.perf_counter() - started
 
 
-def cold_and_warm(work: Path, nodelay: bool) -> None:
+def cold_and_warm(work: Path) -> None:
     suite_root = write_suite(work / "suite-1k", CASES)
     ideal = math.ceil(CASES / CONCURRENCY) * LATENCY_S
-    floor = ServerProcess(0.0, nodelay)
+    floor = ServerProcess(0.0)
     try:
         rtt = round_trip_ms(floor.base_url)
     finally:
         floor.stop()
-    note = " (TCP_NODELAY set on the server)" if nodelay else ""
-    print(f"local server round trip at zero latency: {rtt:.1f} ms{note}")
+    print(f"local server round trip at zero latency: {rtt:.1f} ms")
     if rtt > 5:
         waves = math.ceil(CASES / CONCURRENCY) * (LATENCY_S + rtt / 1000)
         print(
@@ -171,18 +158,17 @@ def cold_and_warm(work: Path, nodelay: bool) -> None:
             f"({waves / ideal:.2f} x ideal) before the runner does anything"
         )
 
-    server = ServerProcess(LATENCY_S, nodelay)
+    server = ServerProcess(LATENCY_S)
     try:
         sdk_s = sdk_only(suite_root, server.base_url)
         print(
             f"client alone ({CASES} requests from {CONCURRENCY} threads, nothing else): {sdk_s:.2f} s = "
             f"{sdk_s / ideal:.2f} x ideal"
         )
-        tag = "-nodelay" if nodelay else ""
         colds = []
         for attempt in range(REPEATS):
-            cache = work / f"cache{tag}-{attempt}"
-            cold_s, cold = timed_run(suite_root, work, server.base_url, cache, f"cold{tag}-{attempt}")
+            cache = work / f"cache-{attempt}"
+            cold_s, cold = timed_run(suite_root, work, server.base_url, cache, f"cold-{attempt}")
             assert cold.totals.done == CASES and cold.totals.errors == 0, cold.totals
             assert cold.totals.cache_hits == 0
             colds.append(cold_s)
@@ -197,7 +183,7 @@ def cold_and_warm(work: Path, nodelay: bool) -> None:
 
         warms = []
         for attempt in range(REPEATS):
-            warm_s, warm = timed_run(suite_root, work, server.base_url, cache, f"warm{tag}-{attempt}")
+            warm_s, warm = timed_run(suite_root, work, server.base_url, cache, f"warm-{attempt}")
             assert warm.totals.cache_hits == CASES, warm.totals
             warms.append(warm_s)
         per_case = statistics.median(warms) / CASES
@@ -261,7 +247,7 @@ def memory_run(work: Path, system: str) -> None:
     server = None
     base_url = ""
     if system == "claude":
-        server = ServerProcess(0.0, nodelay=True)
+        server = ServerProcess(0.0)
         base_url = server.base_url
         print(f"filling the cache with {MEMORY_CASES} responses first (not measured)...", flush=True)
         fill = _memory_child(suite_root, cache, work / "runs" / "fill-10k", "claude", base_url)
@@ -312,11 +298,6 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--server-nodelay",
-        action="store_true",
-        help="also time the cold and warm runs with TCP_NODELAY set on the local server's sockets",
-    )
-    parser.add_argument(
         "--memory-system",
         choices=["python", "claude"],
         default="python",
@@ -329,9 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
         work = Path(tmp)
-        cold_and_warm(work, nodelay=False)
-        if args.server_nodelay:
-            cold_and_warm(work / "nodelay", nodelay=True)
+        cold_and_warm(work)
         if not args.skip_memory:
             memory_run(work, args.memory_system)
     return 0
