@@ -613,7 +613,8 @@ class LocalAnthropicServer:
             gets a small example of its schema instead.
         models: requested model -> the resolved id the reply names (e.g. ``PINNED_MODEL_IDS``);
             a model not in it is echoed.
-        latency: seconds to wait before each ``/v1/messages`` reply, or ``(request_body) -> seconds``.
+        latency: seconds from the arrival of each ``/v1/messages`` request (its request line) to its reply, the
+            server's own work included, or ``(request_body) -> seconds``.
         faults: ``{request_index: kind}`` or a ``FaultPlan``. Indexes count every request in order of
             arrival; a request that fails authentication is answered 401 and gets no fault.
         retry_after: seconds sent in the ``retry-after`` header of a 429.
