@@ -13,6 +13,7 @@ the cache.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import queue
@@ -117,7 +118,7 @@ def _serve(
             item: tuple[int, int] | None = own.popleft()
         except IndexError:  # this worker's share is done: the held-back cases, then a stop signal
             item = inbox.get()
-        if item is None:
+        if item is None:  # _STOP
             return
         if os.getppid() != parent:
             return  # queued work of a killed run is not ours to pay for
@@ -200,13 +201,8 @@ def split_cases(
     rest = max(0, len(items) - total)
     held = min(rest, max(total, round(rest * shared)))
     given, held_back = items[: len(items) - held], items[len(items) - held :]
-    shares: list[list[Any]] = []
-    start = 0
-    for i, _ in enumerate(threads):
-        end = round(len(given) * sum(threads[: i + 1]) / total)
-        shares.append(given[start:end])
-        start = end
-    return shares, held_back
+    bounds = [0] + [round(len(given) * upto / total) for upto in itertools.accumulate(threads)]
+    return [given[a:b] for a, b in itertools.pairwise(bounds)], held_back
 
 
 class CaseWorkers:

@@ -142,6 +142,22 @@ def journal_lines(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
 
 
+def finished_run(
+    tmp_path: Path, make_anthropic_server: Any, n: int, suite: Path | None = None
+) -> tuple[LocalAnthropicServer, dict[str, str], Path, list[str]]:
+    """A complete Claude run of an n-case parity suite, cached in tmp_path/cache: its server, environment, run
+    directory and journal lines. `suite` is the path given to `evalkit run` (relative to tmp_path)."""
+    root = make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder)
+    env = cli_env(server)
+    out = tmp_path / "runs" / "r1"
+    first = run_claude(
+        suite or root, "--cache-dir", str(tmp_path / "cache"), "--out", str(out), env=env, cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    return server, env, out, (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+
+
 def cached_cases(cache_dir: Path) -> set[str]:
     """The case ids with a response in the cache (whose entries are written atomically, never half)."""
     out = set()
@@ -298,14 +314,8 @@ def test_a_journal_line_torn_by_a_crash_is_cut_and_its_case_run_again(
 ) -> None:
     """A journal line torn by a crash is cut off on resume and its case runs again (from the cache)."""
     n = 8
-    root = make_suite(tmp_path, n)
-    server = make_anthropic_server(responder=parity_responder)
-    env = cli_env(server)
-    out = tmp_path / "runs" / "r"
-    first = run_claude(root, "--cache-dir", str(tmp_path / "cache"), "--out", str(out), env=env, cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
+    server, env, out, lines = finished_run(tmp_path, make_anthropic_server, n)
     journal = out / "results.jsonl"
-    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
     journal.write_text("".join(lines[:5]) + lines[5][:40], encoding="utf-8")
     (out / "results.parquet").unlink()
     again = evalkit(
@@ -323,14 +333,8 @@ def test_resume_uses_the_cache_directory_recorded_in_the_manifest(
     tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 12
-    root = make_suite(tmp_path, n)
-    server = make_anthropic_server(responder=parity_responder)
-    env = cli_env(server)
-    out = tmp_path / "runs" / "r1"
-    first = run_claude(root, "--cache-dir", str(tmp_path / "cache"), "--out", str(out), env=env, cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
+    server, env, out, lines = finished_run(tmp_path, make_anthropic_server, n)
     # a crash after every response was cached but before most results were journalled
-    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     (out / "results.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
     seen = len(server.requests)
     resumed = evalkit("run", "--resume", str(out), "-q", env=env, cwd=tmp_path)
@@ -344,13 +348,8 @@ def test_resume_from_another_working_directory_finds_the_suite(
     tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 6
-    make_suite(tmp_path, n)
-    server = make_anthropic_server(responder=parity_responder)
-    env = cli_env(server)
-    cache, out = tmp_path / "cache", tmp_path / "runs" / "r1"
-    first = run_claude(Path("parity"), "--cache-dir", str(cache), "--out", str(out), env=env, cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
-    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    _, env, out, lines = finished_run(tmp_path, make_anthropic_server, n, suite=Path("parity"))
+    cache = tmp_path / "cache"
     (out / "results.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -18,18 +18,23 @@ from evalkit.systems import load_system
 GOLDENS = Path(__file__).resolve().parents[1] / "goldens"
 
 
+@pytest.fixture
+def billing_server(make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A local server answering "billing" to everything, set as the environment's API endpoint."""
+    server = make_anthropic_server(lambda body: "billing")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    return server
+
+
 def options(tmp_path: Path, name: str, **kw: Any) -> RunOptions:
     return RunOptions(
         progress=False, cache_dir=tmp_path / f"cache-{name}", out_root=tmp_path / f"runs-{name}", **kw
     )
 
 
-def test_a_run_in_worker_processes_matches_one_without(
-    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    server = make_anthropic_server(lambda body: "billing")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+def test_a_run_in_worker_processes_matches_one_without(tmp_path: Path, billing_server: Any) -> None:
+    server = billing_server  # its request log is checked below
     suite = load_suite(GOLDENS / "support-triage")
     frames = []
     for processes in (1, 2):
@@ -88,14 +93,12 @@ def test_cases_are_shared_out_in_proportion_and_the_last_held_back() -> None:
 
 
 def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_completes(
-    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, billing_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Workers write cache entries off the calling thread, but a result is journalled only after its entry."""
     from evalkit.cache import ResponseCache
 
-    server = make_anthropic_server(lambda body: "billing")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    server = billing_server
     suite = load_suite(GOLDENS / "support-triage")
     real_put = ResponseCache.put
     refused = {case.id for case in suite.cases[::10]}
@@ -132,9 +135,8 @@ def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_comple
     assert rows["case_id"].n_unique() == len(suite.cases)
 
 
-def test_workers_exit_on_their_stop_signals(
-    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("billing_server")
+def test_workers_exit_on_their_stop_signals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every worker exits by itself once the cases are done; none is left for the parent to terminate.
 
     A worker that exited while reading the shared queue held its lock for good, and the others' threads never
@@ -153,9 +155,6 @@ def test_workers_exit_on_their_stop_signals(
         exits.append(([p.exitcode for p in self._procs], time.monotonic() - started))
 
     monkeypatch.setattr(workers.CaseWorkers, "join", join)
-    server = make_anthropic_server(lambda body: "billing")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     suite = load_suite(GOLDENS / "support-triage")
     for attempt in range(4):
         opts = options(tmp_path, str(attempt), concurrency=9, processes=3, judge="off")
