@@ -592,7 +592,7 @@ class ResponseCache:
             return
         probe = self._directory / f"write-probe-{uuid.uuid4().hex[:12]}"
         try:
-            atomic_write_bytes(probe, b"probe\n")
+            atomic_write_bytes(probe, b"probe\n", durable=False)  # removed at once: nothing to sync
             probe.unlink()
         except OSError as exc:
             with contextlib.suppress(OSError):

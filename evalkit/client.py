@@ -398,6 +398,8 @@ def tls_context() -> ssl.SSLContext:
         return _tls
 
 
+_warmed_up = False
+
 _WARM_UP_REPLY = {
     "id": "msg_warm_up",
     "type": "message",
@@ -411,13 +413,16 @@ _WARM_UP_REPLY = {
 
 
 def warm_up() -> None:
-    """Do the first-use work of this process's SDK clients now: the TLS context, and one call's lazy imports.
+    """Do the first-use work of this process's SDK clients now (once): the TLS context, one call's lazy imports.
 
     The call goes through the SDK's whole request path but never leaves the process: an in-memory transport
     answers it. A runner calls this before it forks worker processes, so that each copy starts with it done;
     otherwise every worker's first calls wait on the same imports (tracing propagators read package metadata,
     about 10 ms) while the first wave of cases is held up.
     """
+    global _warmed_up
+    if _warmed_up:
+        return
     tls_context()
     with contextlib.suppress(OSError):
         # a host name is encoded with the idna codec, imported on first use: 17 threads that each opened their
@@ -436,6 +441,7 @@ def warm_up() -> None:
         _ = sdk.messages.batches
     finally:
         sdk.close()
+    _warmed_up = True
 
 
 class Client:

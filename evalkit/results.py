@@ -6,11 +6,13 @@ and :func:`check_rows` flatten that to one row per (case, repeat, check): the fr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -291,8 +293,24 @@ class RunDir:
                 parse_head(line)
         del session
         keys = sorted(latest)
-        with atomic_writer(self.journal_path) as out:
-            out.writelines(latest[key] for key in keys)
+
+        def compact() -> None:
+            with atomic_writer(self.journal_path) as out:
+                out.writelines(latest[key] for key in keys)
+
+        # written, and synced to disk, while the parquet is built: the two syncs overlap
+        with _in_background(compact):
+            self._write_parquet(latest, keys, new_keys, own, chunk)
+        return len(keys)
+
+    def _write_parquet(
+        self,
+        latest: dict[tuple[str, int], bytes],
+        keys: list[tuple[str, int]],
+        new_keys: set[tuple[str, int]],
+        own: Journal | None,
+        chunk: int,
+    ) -> None:
         # check rows: parsed from the lines this session did not write, and the session's own for the rest,
         # then put in key order by row number (a sort on the string keys would cost more memory than the rows)
         frames: list[pl.DataFrame] = []
@@ -320,7 +338,28 @@ class RunDir:
             order = [row for key in keys for row in range(spans[key][0], spans[key][0] + spans[key][1])]
             frame = frame[pl.Series(order, dtype=pl.UInt32)]
         atomic_write_bytes(self.parquet_path, _parquet_bytes(frame))
-        return len(keys)
+
+
+@contextlib.contextmanager
+def _in_background(work: Callable[[], None]) -> Iterator[None]:
+    """Run `work` on a thread while the block runs; wait for it after, and raise its error if the block did not
+    raise one of its own."""
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as exc:  # handed to the waiting thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="evalkit-compact")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 class Journal:

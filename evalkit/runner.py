@@ -269,6 +269,8 @@ class Runner:
             return run, manifest, done
         run_id = new_run_id(self.suite.name)
         path = self.options.run_dir or (self.options.out_root / run_id)
+        if path.exists() and not path.is_dir():
+            raise EvalkitError(f"{path} is a file, not a directory; choose another --out")
         if path.exists() and any(path.iterdir()):
             raise EvalkitError(f"{path} already holds files; choose an empty --out or use --resume {path}")
         manifest = Manifest(
@@ -297,8 +299,13 @@ class Runner:
         run, manifest, done = self._prepare(resume)
         repeats = manifest.repeats
         todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
-        run.write_manifest(manifest)
-        journal = Journal(run.journal_path)
+        try:  # a folder that cannot be made fails here, before any call
+            run.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EvalkitError(
+                f"{run.path}: cannot make the run directory ({exc.strerror}); choose another --out or --runs-dir"
+            ) from None
+        journal: Journal | None = None
         bar = None
         interrupted = False
         auth_error = ""
@@ -315,6 +322,7 @@ class Runner:
             ):
                 from evalkit.batch import prefill
 
+                run.write_manifest(manifest)  # the batch ids go into it as batches are made
                 self.batch_phases = prefill(self, todo, manifest, run)
             if self.processes() > 1 and len(todo) > self.options.concurrency:
                 from evalkit.workers import CaseWorkers
@@ -325,6 +333,9 @@ class Runner:
                     warm_up()  # once here, not once in every worker as its first wave of cases waits
                 # fork before this process starts threads of its own (the progress bar's, the pool's)
                 workers = CaseWorkers(self, self.processes(), self.options.concurrency, manifest.run_id, todo)
+            # written while the workers' first calls are out: no result comes back before both are ready
+            run.write_manifest(manifest)
+            journal = Journal(run.journal_path)
             bar = _progress(
                 total=len(self.suite.cases) * repeats,
                 initial=len(done),
@@ -342,7 +353,10 @@ class Runner:
             auth_error = str(exc)
         finally:
             gc.unfreeze()
-            journal.close()
+            if workers is not None:
+                workers.close(finished=False)  # a no-op once they have been stopped in order
+            if journal is not None:
+                journal.close()
             if bar is not None:
                 bar.close()
         if interrupted:
@@ -354,6 +368,7 @@ class Runner:
                     f"local server, or --cache replay for a committed cache), then: evalkit run --resume {run.path}"
                 )
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
+        assert journal is not None  # made before anything that could return without raising
         run.finish(journal)
         if workers is not None:
             workers.join()  # they exit while the run directory is finished

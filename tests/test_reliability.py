@@ -426,6 +426,28 @@ def test_an_unwritable_cache_directory_exits_2_before_anything_is_written(
     assert run_dirs(runs) == []
 
 
+def test_a_run_directory_that_cannot_be_made_exits_2_before_any_call(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    root = make_suite(tmp_path, 4)
+    server = make_anthropic_server(responder=parity_responder)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a regular file\n")
+    cache = tmp_path / "cache"
+    cases = [
+        (["--out", str(blocker / "run")], "cannot make the run directory (Not a directory)"),
+        (["--out", str(blocker)], "is a file, not a directory"),
+        (["--runs-dir", str(blocker)], "cannot make the run directory (Not a directory)"),
+    ]
+    for where, message in cases:
+        proc = run_claude(root, "--cache-dir", str(cache), *where, env=cli_env(server), cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert message in proc.stderr and "choose another --out" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert blocker.read_text() == "a regular file\n"
+    assert server.requests == []
+
+
 def test_an_invalid_suite_exits_2_with_located_messages_and_no_run_dir(
     tmp_path: Path, make_anthropic_server: Any
 ) -> None:

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from evalkit.results import CaseResult, CheckResult, Journal, RunDir, git_commit
+from evalkit.results import CaseResult, CheckResult, Journal, RunDir, _in_background, git_commit
 
 
 def result(case_id: str, repeat: int = 0, status: str = "pass", output: object = "even") -> CaseResult:
@@ -84,6 +84,22 @@ def test_an_empty_session_writes_an_empty_frame(tmp_path: Path) -> None:
     journal.close()
     assert run.finish(journal) == 0
     assert pl.read_parquet(run.parquet_path).height == 0
+
+
+def test_finishing_waits_for_the_compacted_journal_and_raises_its_error() -> None:
+    done: list[str] = []
+
+    def fail() -> None:
+        done.append("work")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"), _in_background(fail):
+        pass
+    assert done == ["work"]
+    # an error of the block's own is the one raised, once the work has ended
+    with pytest.raises(ValueError, match="parquet"), _in_background(lambda: done.append("again")):
+        raise ValueError("parquet")
+    assert done == ["work", "again"]
 
 
 def _git(cwd: Path, *args: str) -> str:
