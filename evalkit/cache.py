@@ -660,6 +660,13 @@ def _resolve_dir(directory: str | os.PathLike[str] | None) -> Path:
     return Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
 
 
+def _scanned_dir(directory: str | os.PathLike[str] | None) -> Path:
+    root = _resolve_dir(directory)
+    if root.exists() and not root.is_dir():
+        raise CacheError(f"{root} is a file, not a cache directory; give the folder that holds the entries")
+    return root
+
+
 def _walk(root: Path) -> tuple[list[_File], list[Path]]:
     """Entry files (validated) and temp files under ``root``; other files are ignored."""
     files: list[_File] = []
@@ -700,7 +707,7 @@ def _walk(root: Path) -> tuple[list[_File], list[Path]]:
 
 def scan(directory: str | os.PathLike[str] | None = None) -> CacheSummary:
     """Summarise a cache directory (default: :func:`default_cache_dir`); a missing directory is empty."""
-    root = _resolve_dir(directory)
+    root = _scanned_dir(directory)
     files, temps = _walk(root)
     by_model: dict[str, int] = {}
     corrupt: dict[Path, str] = {}
@@ -747,7 +754,7 @@ def prune(
         raise ValueError("prune needs older_than_days, keep_keys, or both (refusing to remove every entry)")
     if older_than_days is not None and older_than_days < 0:
         raise ValueError(f"older_than_days must be >= 0, not {older_than_days}")
-    root = _resolve_dir(directory)
+    root = _scanned_dir(directory)
     current = now or datetime.now(UTC)
     if current.tzinfo is None:
         current = current.replace(tzinfo=UTC)

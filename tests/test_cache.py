@@ -690,6 +690,15 @@ def test_scan_of_a_missing_directory_is_empty(tmp_path: Path) -> None:
     assert (summary.entries, summary.bytes, summary.by_model, summary.oldest) == (0, 0, {}, None)
 
 
+def test_scan_and_prune_refuse_a_file_given_as_the_directory(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "cache.json"
+    not_a_dir.write_text("{}\n")
+    for call in (lambda: scan(not_a_dir), lambda: prune(not_a_dir, older_than_days=1)):
+        with pytest.raises(CacheError, match="is a file, not a cache directory"):
+            call()
+    assert not_a_dir.read_text() == "{}\n"
+
+
 def test_prune_by_age(populated: tuple[ResponseCache, dict[str, str], datetime]) -> None:
     cache, keys, now = populated
     report = prune(cache.directory, older_than_days=30, now=now)
