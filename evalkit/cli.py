@@ -60,6 +60,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from evalkit.results import load_run
     from evalkit.runner import Runner, RunOptions
     from evalkit.summary import format_summary
@@ -106,6 +108,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         manifest, rows = load_run(outcome.run_dir)
         print(format_summary(manifest, rows))
         print(f"  run saved to {outcome.run_dir}")
+        errored = rows.filter(pl.col("case_status") == "error").select("case_id", "repeat").n_unique()
+        if errored:
+            print(
+                f"  to run the {errored} errored case{'s' if errored > 1 else ''} again: evalkit run --resume {outcome.run_dir}"
+            )
         baseline = suite.base_dir / "baseline.json"
         if args.report:
             from evalkit.baseline import load_reference

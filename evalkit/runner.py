@@ -445,10 +445,12 @@ class Runner:
         t.done += 1
         t.errors += result.status == "error"
         t.cache_hits += result.cache_hit
-        for cost, hit in [(result.cost_usd, result.cache_hit)] + [
-            (c.judge_cost_usd, bool(c.judge_cache_hit)) for c in result.checks if c.judge_model
+        for cost, hit, replied in [(result.cost_usd, result.cache_hit, result.input_tokens is not None)] + [
+            (c.judge_cost_usd, bool(c.judge_cache_hit), c.judge_input_tokens is not None)
+            for c in result.checks
+            if c.judge_model
         ]:
-            if hit:
+            if hit or not replied:  # a call that ended in an error was not answered, so not charged
                 continue
             if cost is None:
                 t.unknown_cost += isinstance(self.system, ClaudeSystem)

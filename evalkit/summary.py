@@ -83,6 +83,7 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
             f"  {not_judged} judge checks not judged: set ANTHROPIC_API_KEY (or --judge on with a local server) to run them"
         )
     case_rows = rows.unique(["case_id", "repeat"])
+    lines.extend(_error_lines(case_rows))
     hits = int(case_rows["cache_hit"].sum())
     judged = rows.filter(pl.col("judge_model").is_not_null())
     calls = pl.concat(
@@ -91,6 +92,7 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
                 pl.col("cost_usd").alias("cost"),
                 pl.col("cache_hit").alias("hit"),
                 (pl.col("input_tokens").fill_null(0) + pl.col("output_tokens").fill_null(0)).alias("tokens"),
+                pl.col("input_tokens").is_not_null().alias("replied"),
             ),
             judged.select(
                 pl.col("judge_cost_usd").alias("cost"),
@@ -98,11 +100,13 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
                 (
                     pl.col("judge_input_tokens").fill_null(0) + pl.col("judge_output_tokens").fill_null(0)
                 ).alias("tokens"),
+                pl.col("judge_input_tokens").is_not_null().alias("replied"),
             ),
         ]
     )
     paid, cached = calls.filter(~pl.col("hit")), calls.filter(pl.col("hit"))
-    unknown = paid["cost"].null_count()
+    # a call that ended in an error was not answered, so not charged: its price is not unknown, it is nothing
+    unknown = paid.filter(pl.col("replied") & pl.col("cost").is_null()).height
     spent = f"${float(paid['cost'].drop_nulls().sum()):.4f}" + (
         f" (+{unknown} calls of unknown price)" if unknown else ""
     )
@@ -116,6 +120,31 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
         f"  spent {spent}{saved}   cache hits {hits}/{len(case_rows)}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
     )
     return "\n".join(lines)
+
+
+def _error_lines(case_rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[str]:
+    """What went wrong in the cases that ended in errors: a count and the first message of each kind."""
+    errors = case_rows.filter(pl.col("case_status") == "error")
+    if errors.is_empty():
+        return []
+    grouped = (
+        errors.sort("case_id", "repeat")
+        .with_columns(pl.col("case_error").fill_null("unknown error"))
+        # "CallError: rate_limit 429: ..." is of kind "CallError: rate_limit"; "CacheMiss: No cached ..." of "CacheMiss"
+        .with_columns(
+            pl.col("case_error").str.extract(r"^(\w+(?:: [a-z_]+\b)?)", 1).fill_null("error").alias("kind")
+        )
+        .group_by("kind", maintain_order=True)
+        .agg(pl.len().alias("n"), pl.col("case_error").first().alias("example"))
+        .sort("n", descending=True, maintain_order=True)
+    )
+    lines = [f"  {errors.height} case{'s' if errors.height > 1 else ''} ended in an error (not scored):"]
+    for r in grouped.head(kinds).iter_rows(named=True):
+        example = r["example"] if len(r["example"]) <= width else r["example"][: width - 1] + "…"
+        lines.append(f"    {r['n']} x {example}")
+    if grouped.height > kinds:
+        lines.append(f"    and {grouped.height - kinds} other kinds of error")
+    return lines
 
 
 def _check_line(r: dict[str, int | str]) -> str:

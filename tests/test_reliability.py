@@ -481,6 +481,32 @@ def test_an_unknown_system_exits_2_and_leaves_no_run_dir(tmp_path: Path, make_an
     assert run_dirs(runs) == [] and server.requests == []
 
 
+def test_errors_are_summarised_by_kind_with_their_fix_and_cost_nothing(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    """A replay run whose cache lacks two of four cases: the summary says why, how to rerun, and prices no call."""
+    server, env, _, _ = finished_run(tmp_path, make_anthropic_server, 4)
+    cache = tmp_path / "cache"
+    for entry in sorted(cache.glob("*/*.json")):
+        if json.loads(entry.read_text())["meta"]["case_id"] in (case_id(1), case_id(3)):
+            entry.unlink()
+    before = len(server.requests)
+    proc = run_claude(
+        tmp_path / "parity", "--cache", "replay", "--cache-dir", str(cache), env=env, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "  2 cases ended in an error (not scored):" in lines
+    kinds = [line for line in lines if line.startswith("    2 x CacheMiss: No cached response for")]
+    assert len(kinds) == 1 and f"'case {case_id(1)} repeat 0'" in kinds[0]
+    assert kinds[0].endswith(f"then commit the cache directory ({cache}).")
+    spent = next(line for line in lines if line.strip().startswith("spent "))
+    assert spent.strip().startswith("spent $0.0000") and "unknown price" not in spent
+    run_dir = next(line.split("run saved to ")[1] for line in lines if "run saved to " in line)
+    assert f"  to run the 2 errored cases again: evalkit run --resume {run_dir}" in lines
+    assert len(server.requests) == before, "replay never calls the API"
+
+
 # -- 4. the API key is never written -----------------------------------------------------------------------------
 
 
