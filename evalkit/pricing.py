@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import EvalkitError
+
 __all__ = [
     "DEFAULT_PRICES",
     "PRICES_AS_OF",
@@ -166,11 +168,19 @@ def current_prices() -> Mapping[str, ModelPrice]:
     path = os.environ.get(PRICES_ENV_VAR)
     if not path:
         return DEFAULT_PRICES
-    key = (path, Path(path).stat().st_mtime)
+    fix = f"fix the file, or unset {PRICES_ENV_VAR} to use the built-in prices"
+    try:
+        key = (path, Path(path).stat().st_mtime)
+    except OSError as exc:
+        raise EvalkitError(f"{path} (named by {PRICES_ENV_VAR}): {exc.strerror}; {fix}") from None
     with _env_lock:
         if _env_cache is not None and _env_cache[0] == key:
             return _env_cache[1]
-        table = load_prices(path)
+        try:
+            table = load_prices(path)
+        except (OSError, ValueError) as exc:  # JSON and TOML decode errors are ValueErrors
+            detail = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise EvalkitError(f"{path} (named by {PRICES_ENV_VAR}): {detail}; {fix}") from None
         _env_cache = (key, table)
         return table
 

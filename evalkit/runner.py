@@ -57,6 +57,10 @@ class RunTotals:
     cache_hits: int = 0
     spent_usd: float = 0.0
     unknown_cost: int = 0
+    answered: int = 0
+    """Calls this session made that got a reply (cache hits are not calls)."""
+    unreachable: int = 0
+    """Cases that ended in a connection error."""
 
 
 @dataclass
@@ -72,8 +76,36 @@ class RunOutcome:
         return RunDir(self.run_dir).read_journal()
 
 
-class _AuthFailure(Exception):
-    """A call was refused for its credentials: the whole run would fail the same way."""
+class _StopRun(Exception):
+    """Every case left would fail the same way: the run stops, saying how to fix it and resume."""
+
+    def advice(self, run_path: Path) -> str:
+        raise NotImplementedError
+
+
+class _AuthFailure(_StopRun):
+    """A call was refused for its credentials."""
+
+    def advice(self, run_path: Path) -> str:
+        return (
+            f"authentication failed ({self}); set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server, or "
+            f"--cache replay for a committed cache), then: evalkit run --resume {run_path}"
+        )
+
+
+# connection failures with no call answered yet, after which a run stops rather than retrying every case
+_UNREACHABLE_AFTER = 8
+
+
+class _Unreachable(_StopRun):
+    """The first calls of a run all failed to connect."""
+
+    def advice(self, run_path: Path) -> str:
+        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
+        return (
+            f"could not connect to {where}: the first {_UNREACHABLE_AFTER} calls failed after their retries "
+            f"({self}); check ANTHROPIC_BASE_URL, any proxy and the network, then: evalkit run --resume {run_path}"
+        )
 
 
 class _RunnerClient:
@@ -294,6 +326,10 @@ class Runner:
     ) -> RunOutcome:
         if isinstance(self.system, ClaudeSystem) or self.judge is not None:
             self.cache.check_writable()  # fail before the run directory exists, not halfway through
+            if getattr(self._client, "prices", None) is None:
+                from evalkit.pricing import current_prices
+
+                current_prices()  # a bad EVALKIT_PRICES file fails here, not once in every case
         if self.options.batch and self.cache.mode.value != "readwrite":
             raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
         run, manifest, done = self._prepare(resume)
@@ -308,7 +344,7 @@ class Runner:
         journal: Journal | None = None
         bar = None
         interrupted = False
-        auth_error = ""
+        stopped: _StopRun | None = None
         workers: Any = None
         # the collector leaves alone what existed before the run (the suite, the SDK's modules): otherwise the
         # first burst of cases set off a full collection of all of it, about 90 ms; forked workers inherit this,
@@ -348,9 +384,9 @@ class Runner:
                 self._execute(todo, manifest.run_id, journal, bar, on_result)
         except KeyboardInterrupt:
             interrupted = True
-        except _AuthFailure as exc:
+        except _StopRun as exc:
             interrupted = True
-            auth_error = str(exc)
+            stopped = exc
         finally:
             gc.unfreeze()
             if workers is not None:
@@ -362,11 +398,8 @@ class Runner:
         if interrupted:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
-            if auth_error:
-                raise EvalkitError(
-                    f"authentication failed ({auth_error}); set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a "
-                    f"local server, or --cache replay for a committed cache), then: evalkit run --resume {run.path}"
-                )
+            if stopped is not None:
+                raise EvalkitError(stopped.advice(run.path))
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
         assert journal is not None  # made before anything that could return without raising
         run.finish(journal)
@@ -438,10 +471,18 @@ class Runner:
         on_result: Callable[[CaseResult], None] | None,
     ) -> None:
         journal.append(result)
-        if result.status == "error" and (result.error or "").startswith("CallError: auth"):
-            # every other case would fail the same way: stop now, with the fix, not after N error results
-            raise _AuthFailure(result.error)
         t = self.totals
+        if result.status == "error":
+            # every other case would fail the same way: stop now, with the fix, not after N error results
+            error = result.error or ""
+            if error.startswith("CallError: auth"):
+                raise _AuthFailure(error)
+            if error.startswith("CallError: connection"):
+                t.unreachable += 1
+                if not t.answered and t.unreachable >= _UNREACHABLE_AFTER:
+                    raise _Unreachable(error)
+        elif result.input_tokens is not None and not result.cache_hit:
+            t.answered += 1
         t.done += 1
         t.errors += result.status == "error"
         t.cache_hits += result.cache_hit

@@ -448,6 +448,26 @@ def test_a_run_directory_that_cannot_be_made_exits_2_before_any_call(
     assert server.requests == []
 
 
+def test_a_bad_price_file_exits_2_before_any_call(tmp_path: Path, make_anthropic_server: Any) -> None:
+    root = make_suite(tmp_path, 4)
+    server = make_anthropic_server(responder=parity_responder)
+    broken = tmp_path / "prices.json"
+    broken.write_text('{"claude-sonnet-4-6": {"input": 3}}\n')
+    runs = tmp_path / "runs"
+    for path, message in [
+        (broken, "'input' and 'output' are required"),
+        (tmp_path / "missing.json", "No such file or directory"),
+    ]:
+        env = dict(cli_env(server), EVALKIT_PRICES=str(path))
+        proc = run_claude(
+            root, "--cache-dir", str(tmp_path / "cache"), "--runs-dir", str(runs), env=env, cwd=tmp_path
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert f"{path} (named by EVALKIT_PRICES)" in proc.stderr and message in proc.stderr
+        assert "unset EVALKIT_PRICES" in proc.stderr and "Traceback" not in proc.stderr
+    assert run_dirs(runs) == [] and server.requests == []
+
+
 def test_an_invalid_suite_exits_2_with_located_messages_and_no_run_dir(
     tmp_path: Path, make_anthropic_server: Any
 ) -> None:
@@ -637,3 +657,31 @@ def test_an_auth_failure_stops_the_run_with_the_fix(tmp_path: Path, make_anthrop
     # it stopped at the first refusal instead of recording one error per case
     assert len(server.requests_to("/v1/messages")) < len(suite.cases) // 2
     assert "a-wrong-key" not in (run_dir / "results.jsonl").read_text()
+
+
+def test_a_run_that_cannot_connect_stops_with_the_fix_and_resumes(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    import socket
+
+    root = make_suite(tmp_path, 40)
+    with socket.socket() as probe:  # a port with nothing listening on it
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    server = make_anthropic_server(responder=parity_responder)
+    out = tmp_path / "runs" / "r1"
+    where = ["--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--max-retries", "0"]
+    proc = run_claude(root, *where, env=dict(cli_env(server), ANTHROPIC_BASE_URL=closed), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert f"could not connect to {closed}: the first 8 calls failed" in proc.stderr
+    assert "Connection refused" in proc.stderr and f"evalkit run --resume {out}" in proc.stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    assert len(journal_lines(out)) < 40, "it stopped instead of recording an error for every case"
+
+    resumed = evalkit("run", "--resume", str(out), "-q", env=cli_env(server), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
+    _, rows = load_run(out)
+    assert rows.filter(pl.col("case_status") == "error").is_empty()
+    assert rows.select("case_id", "repeat").n_unique() == 40
+    assert sorted(requests_per_case(message_requests(server.requests)).values()) == [1] * 40
