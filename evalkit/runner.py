@@ -254,12 +254,14 @@ class Runner:
             "system_model": self.system.model,
         }
         t0 = time.perf_counter()
+        hashed: str | None = None
         try:
             if isinstance(self.system, PythonSystem):
                 output = self.system.fn(case.input)
                 base["latency_s"] = time.perf_counter() - t0
                 if self.system.free:
                     base["cost_usd"] = 0.0
+                hashed = _json_output_hash(output, self.system.name)
             else:
                 output, call, hit = self._call_claude(self.system, case, repeat, writes)
                 base.update(
@@ -280,7 +282,11 @@ class Runner:
         )
         checks = [_check_result(o) for o in outcomes]
         return CaseResult(
-            status=case_status(checks), output=output, output_hash=_safe_hash(output), checks=checks, **base
+            status=case_status(checks),
+            output=output,
+            output_hash=hashed if hashed is not None else _safe_hash(output),
+            checks=checks,
+            **base,
         )
 
     # -- the whole run ----------------------------------------------------------------------------------------
@@ -521,6 +527,21 @@ def as_error(result: CaseResult, case: Case, exc: BaseException) -> CaseResult:
     return result.model_copy(
         update={"status": "error", "output": None, "output_hash": None, **_errored(case, exc)}
     )
+
+
+def _json_output_hash(output: Any, system: str) -> str:
+    """The output's hash; a TypeError saying what to return if the output is not a JSON value."""
+    try:
+        return output_hash(output)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{system} returned {type(output).__name__} {_clip(repr(output), 80)}, which is not a JSON value "
+            f"({exc}); return a str, number, bool or None, or lists and dicts of them"
+        ) from None
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _safe_hash(output: Any) -> str | None:

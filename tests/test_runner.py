@@ -45,6 +45,25 @@ def options(tmp_path: Path, **kw: Any) -> RunOptions:
     return RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, **kw)
 
 
+def test_an_output_that_is_not_json_is_an_error_result_not_a_crash(tmp_path: Path) -> None:
+    suite = load_suite(make_suite(tmp_path, n=6))
+    odd = [object(), {1, 2}, float("nan")]
+
+    def predict(case_input: dict[str, Any]) -> Any:
+        n = case_input["n"]
+        return odd[n] if n < len(odd) else {"label": "even" if n % 2 == 0 else "odd"}
+
+    system = PythonSystem(name="odd-outputs", fn=predict, origin="test")
+    outcome = Runner(suite, system, options(tmp_path)).run()
+    _, rows = load_run(outcome.run_dir)
+    errors = dict(rows.filter(pl.col("case_status") == "error").select("case_id", "case_error").iter_rows())
+    assert sorted(errors) == ["c000", "c001", "c002"]
+    assert "odd-outputs returned object <object object at" in errors["c000"]
+    assert "returned set {1, 2}" in errors["c001"] and "returned float nan" in errors["c002"]
+    assert all("return a str, number, bool or None, or lists and dicts of them" in e for e in errors.values())
+    assert rows.filter(pl.col("case_status") == "pass").height == 3
+
+
 def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> None:
     suite = load_suite(make_suite(tmp_path))
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
