@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,11 +76,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         paths = [Path(manifest.suite_path)]
         args.system = manifest.system.get("name", args.system)
         args.repeats = manifest.repeats
+        if args.concurrency is None:
+            args.concurrency = manifest.concurrency
         # the responses already paid for are in the run's own cache: resuming elsewhere would pay again
         if args.cache_dir is None and manifest.cache.get("directory"):
             args.cache_dir = manifest.cache["directory"]
     else:
         paths = _expand(args.suites)
+    if args.concurrency is None:
+        args.concurrency = 8
     status = EXIT_OK
     if len(paths) > 1 and (args.out or args.resume):
         print("--out and --resume take one suite at a time", file=sys.stderr)
@@ -273,7 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeats", type=_positive, default=1, help="runs per case, for the noise floor (default 1)"
     )
-    p.add_argument("--concurrency", type=_positive, default=8, help="cases in flight at once (default 8)")
+    p.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=None,
+        help="cases in flight at once (default 8; with --resume, the run's own)",
+    )
     p.add_argument(
         "--cache",
         choices=["readwrite", "replay", "refresh", "off"],
@@ -440,12 +451,34 @@ def _positive(text: str) -> int:
     return value
 
 
+_terminated: list[int] = []
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    # a CI job that is cancelled gets SIGTERM: stop as on Ctrl-C, so the run is marked interrupted and the
+    # log says how to resume it, instead of dying mid-run without a word
+    _terminated.append(signum)
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        return _main(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: argparse.Namespace) -> int:
+    _terminated.clear()
     try:
         return int(args.func(args))
     except SuiteValidationError as exc:
@@ -461,10 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
     except KeyboardInterrupt as exc:
-        if str(exc):
-            print(str(exc), file=sys.stderr)
-        print("interrupted", file=sys.stderr)
-        return 130
+        print(str(exc) or "interrupted", file=sys.stderr)  # a run's own message says how to resume it
+        return 128 + signal.SIGTERM if _terminated else 130
 
 
 if __name__ == "__main__":

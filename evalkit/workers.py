@@ -17,6 +17,7 @@ import itertools
 import multiprocessing
 import os
 import queue
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -157,6 +158,8 @@ def _worker_main(
     run_id: str,
     parent: int,
 ) -> None:
+    # the parent stops a worker with SIGTERM: end at once, not through a handler inherited from the parent's CLI
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     runner.in_worker()
     sender = _Sender(conn)
     # cache entries are written by a thread of their own, so a slow disk never holds back the next call

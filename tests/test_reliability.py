@@ -309,6 +309,50 @@ def test_sigkill_halfway_then_resume_requests_no_finished_case_again(
     assert set(requests_per_case(server.requests[seen:])).isdisjoint(cached_at_kill)
 
 
+def test_sigterm_stops_a_worker_run_cleanly_and_resume_finishes_it(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    """A cancelled CI job gets SIGTERM: the run stops as on Ctrl-C, marked interrupted, saying how to resume."""
+    n = 300
+    root = make_suite(tmp_path, n)
+    server = make_anthropic_server(responder=parity_responder, latency=0.2)
+    env = cli_env(server)
+    cache, out = tmp_path / "cache", tmp_path / "runs" / "cancelled"
+    journal = out / "results.jsonl"
+    argv = [sys.executable, "-m", "evalkit.cli", "run", str(root), "--system", "claude", "--processes", "3"]
+    argv += ["--cache-dir", str(cache), "--out", str(out), "--concurrency", "48", "-q"]
+    proc = subprocess.Popen(
+        argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if journal.exists() and journal.read_bytes().count(b"\n") >= 60:
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert stderr.strip() == f"interrupted; finish with: evalkit run --resume {out}"
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    journalled = {line["case_id"] for line in journal_lines(out)}
+    assert 60 <= len(journalled) < n
+
+    server.clear_log()  # also resets the in-flight high-water mark
+    done = evalkit("run", "--resume", str(out), "--cache-dir", str(cache), "-q", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert server.max_in_flight > 8, "the resumed run keeps the run's concurrency (48), not the default 8"
+    manifest, rows = load_run(out)
+    assert manifest.status == "complete" and rows.select("case_id", "repeat").n_unique() == n
+    again = set(requests_per_case(server.requests)) & journalled
+    assert not again, f"cases journalled before SIGTERM were requested again: {sorted(again)}"
+
+
 def test_a_journal_line_torn_by_a_crash_is_cut_and_its_case_run_again(
     tmp_path: Path, make_anthropic_server: Any
 ) -> None:
