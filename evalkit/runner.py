@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import secrets
 import time
 import warnings
@@ -119,8 +120,10 @@ class _RunnerClient:
 
 
 def new_run_id(suite: str) -> str:
+    """`<UTC time>-<suite name as a safe folder name>-<4 hex digits>`: "team/triage v2" gives ...-team-triage-v2-..."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{suite}-{secrets.token_hex(2)}"
+    slug = re.sub(r"[^\w.]+", "-", suite).strip("-.") or "suite"
+    return f"{stamp}-{slug}-{secrets.token_hex(2)}"
 
 
 def has_api_key() -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.errors import EvalkitError
 from evalkit.results import RunDir, load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit.runner import Runner, RunOptions, new_run_id
 from evalkit.suite import load_suite
 from evalkit.systems import PythonSystem, SystemError_, load_system
 
@@ -162,3 +162,19 @@ def test_run_dir_reader_ignores_torn_lines(tmp_path: Path) -> None:
     run = RunDir(tmp_path)
     (tmp_path / "results.jsonl").write_text('{"broken": \n')
     assert run.read_journal() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("support-triage", "support-triage"),
+        ("team/triage v2", "team-triage-v2"),
+        ("..", "suite"),
+        ("ünï cödé", "ünï-cödé"),
+    ],
+)
+def test_a_run_id_is_one_safe_folder_name_whatever_the_suite_is_called(name: str, slug: str) -> None:
+    run_id = new_run_id(name)
+    stamp, rest = run_id[:15], run_id[16:]
+    assert stamp.replace("-", "").isdigit() and rest[:-5] == slug and len(rest[-4:]) == 4
+    assert "/" not in run_id and not run_id.startswith(".")
