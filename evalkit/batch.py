@@ -70,6 +70,7 @@ def _collect_batch(
     else:
         _log(f"{phase}: resuming batch {batch_id}", not runner.options.progress)
     result.batch_id = batch_id
+    runner.cache.paid_batches.add(batch_id)  # its responses are this run's spending when read back
     interval = runner.options.batch_poll_s
     while True:
         status = client.batch_status(batch_id)
@@ -91,7 +92,7 @@ def _collect_batch(
             request,
             repeat,
             outcome.message,
-            meta=outcome.cache_meta(case_id=case_id),
+            meta=outcome.cache_meta(case_id=case_id, batch_id=batch_id),
         )
         result.cached += 1
     return result

@@ -462,6 +462,12 @@ class ResponseCache:
             Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
         )
         self._counters = _Counters()
+        self.paid_batches: set[str] = set()
+        """Message Batches whose responses the current run paid for: reading them back is not a saving."""
+
+    def paid_for(self, entry: CacheEntry) -> bool:
+        """Whether ``entry`` came from one of ``paid_batches``: the run's cost, though read from the cache."""
+        return entry.meta.get("batch_id") in self.paid_batches
 
     @property
     def directory(self) -> Path:

@@ -192,7 +192,7 @@ class Judge:
             if entry is not None:
                 return CallResult.from_cache_entry(
                     entry, requested_model=self.settings.model, structured=True
-                ), True
+                ), not self.cache.paid_for(entry)
         return self.client.create(request), False
 
     def _grade(self, verdict: RubricVerdict, check: JudgeCheck, result: Any, hit: bool) -> JudgeGrade:

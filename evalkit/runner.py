@@ -219,7 +219,7 @@ class Runner:
             result = CallResult.from_cache_entry(
                 entry, requested_model=system.model, structured=system.output_schema is not None
             )
-            return system.parse_output(result.text, result.json), result, True
+            return system.parse_output(result.text, result.json), result, not self.cache.paid_for(entry)
         result = self.client.create(request)
         meta = result.cache_meta(case_id=case.id)
 

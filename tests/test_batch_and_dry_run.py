@@ -16,6 +16,7 @@ from evalkit.judge import Judge
 from evalkit.results import load_run
 from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
+from evalkit.summary import format_summary
 from evalkit.systems import load_system
 
 
@@ -99,6 +100,20 @@ def test_batch_run_sends_no_live_messages_and_resumes_its_batch(
     )  # type: ignore[union-attr]
     batch_cost = rows.filter(pl.col("case_id") == "q01")["cost_usd"][0]
     assert batch_cost == pytest.approx(standard.cost_usd / 2)
+
+    # the batch's responses are read back from the cache, but this run paid for them: not cache hits, and spent
+    assert not rows["cache_hit"].any() and not judged["judge_cache_hit"].any()
+    cases = rows.unique(["case_id"])
+    spent = float(cases["cost_usd"].sum()) + float(judged["judge_cost_usd"].sum())
+    assert spent > 0 and outcome.totals.spent_usd == pytest.approx(spent) and outcome.totals.cache_hits == 0
+    summary = format_summary(*load_run(outcome.run_dir))
+    assert f"spent ${spent:.4f}   cache hits 0/12" in summary and "the cache saved" not in summary
+    # a later run reads the same entries as hits that cost it nothing
+    calls = len(server.requests)
+    later = runner_for(root, tmp_path, server).run()
+    assert later.totals.cache_hits == 12 and later.totals.spent_usd == 0
+    assert f"the cache saved ${spent:.4f}" in format_summary(*load_run(later.run_dir))
+    assert len(server.requests) == calls, "the later run made no call"
 
 
 def test_interrupted_batch_run_collects_the_same_batch(
