@@ -89,10 +89,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(paths) > 1 and (args.out or args.resume):
         print("--out and --resume take one suite at a time", file=sys.stderr)
         return EXIT_USAGE
+    # every suite is loaded, and its system found, before any runs: a bad one among several stops them all
+    problems = []
+    loaded = []
     for path in paths:
-        suite = load_suite(path)
-        system_spec = args.system or suite.config.default_system
-        system = load_system(system_spec, suite)
+        try:
+            suite = load_suite(path)
+        except SuiteValidationError as exc:
+            problems.extend(exc.problems)
+            continue
+        loaded.append((suite, load_system(args.system or suite.config.default_system, suite)))
+    if problems:
+        raise SuiteValidationError(problems)
+    for suite, system in loaded:
         if args.dry_run:
             print(_dry_run(suite, system, args))
             continue

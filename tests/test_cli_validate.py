@@ -84,3 +84,20 @@ def test_shipped_goldens_are_valid() -> None:
     proc = run("validate", "goldens/")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count(": ok") >= 1
+
+
+def test_a_bad_suite_among_several_stops_the_run_before_any_suite_runs(tmp_path: Path) -> None:
+    import shutil
+
+    gold = tmp_path / "goldens"
+    for name in ("reply-drafter", "support-triage"):
+        shutil.copytree(ROOT / "goldens" / name, gold / name)
+    broken = gold / "support-triage" / "cases.jsonl"  # runs after reply-drafter, in name order
+    lines = broken.read_text(encoding="utf-8").count("\n")
+    with broken.open("a", encoding="utf-8") as fh:
+        fh.write('{"id": "late", "input": \n')
+    proc = run("run", str(gold), "--runs-dir", str(tmp_path / "runs"), "-q", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{broken}:{lines + 1}: (json): invalid JSON" in proc.stderr
+    assert "nothing was run" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "runs").exists() and proc.stdout == ""
