@@ -10,6 +10,7 @@ import gc
 import os
 import re
 import secrets
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -590,4 +591,13 @@ def _progress(total: int, initial: int, desc: str, enabled: bool) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="case", dynamic_ncols=True, mininterval=0.2)
+    # in a terminal or a notebook the bar moves; in a CI log every redraw is kept, so redraw every 30 s there
+    live = sys.stderr.isatty() or "ipykernel" in sys.modules
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="case",
+        dynamic_ncols=True,
+        mininterval=0.2 if live else 30.0,
+    )

@@ -178,3 +178,31 @@ def test_a_run_id_is_one_safe_folder_name_whatever_the_suite_is_called(name: str
     stamp, rest = run_id[:15], run_id[16:]
     assert stamp.replace("-", "").isdigit() and rest[:-5] == slug and len(rest[-4:]) == 4
     assert "/" not in run_id and not run_id.startswith(".")
+
+
+def test_the_progress_bar_in_a_ci_log_is_drawn_at_the_start_and_the_end(tmp_path: Path) -> None:
+    """Not a terminal: a redraw every 0.2 s would put one line per redraw in the log."""
+    import os
+    import subprocess
+    import sys
+
+    root = make_suite(tmp_path, n=40)
+    (tmp_path / "slow.py").write_text(
+        "import time\n\ndef predict(input):\n    time.sleep(0.05)\n    return {}\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    argv = [
+        sys.executable,
+        "-m",
+        "evalkit.cli",
+        "run",
+        str(root),
+        "--system",
+        "slow:predict",
+        "--concurrency",
+        "1",
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    drawn = [line for line in proc.stderr.replace("\r", "\n").splitlines() if "case/s" in line]
+    assert len(drawn) == 2 and "0/40" in drawn[0] and "40/40" in drawn[-1], drawn
