@@ -504,7 +504,7 @@ class Runner:
             if hit or not replied:  # a call that ended in an error was not answered, so not charged
                 continue
             if cost is None:
-                t.unknown_cost += isinstance(self.system, ClaudeSystem)
+                t.unknown_cost += 1
             else:
                 t.spent_usd += cost
         if on_result is not None:
