@@ -36,3 +36,8 @@ class SuiteValidationError(EvalkitError):
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} found"
         return head + ":\n" + "\n".join(f"  {p}" for p in self.problems)
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to at most `width` characters, an ellipsis marking the cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from evalkit.cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit.cases import Case
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, clip
 from evalkit.graders import CheckOutcome, JudgeFn, grade_case
 from evalkit.graders.base import GradingContext, JudgeGrade
 from evalkit.hashing import output_hash
@@ -539,13 +539,9 @@ def _json_output_hash(output: Any, system: str) -> str:
         return output_hash(output)
     except (TypeError, ValueError) as exc:
         raise TypeError(
-            f"{system} returned {type(output).__name__} {_clip(repr(output), 80)}, which is not a JSON value "
+            f"{system} returned {type(output).__name__} {clip(repr(output), 80)}, which is not a JSON value "
             f"({exc}); return a str, number, bool or None, or lists and dicts of them"
         ) from None
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _safe_hash(output: Any) -> str | None:

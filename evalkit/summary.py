@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from evalkit.errors import clip
 from evalkit.graders import NOT_JUDGED
 from evalkit.results import Manifest
 from evalkit.stats import case_verdicts, pass_rate
@@ -140,8 +141,7 @@ def _error_lines(case_rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> l
     )
     lines = [f"  {errors.height} case{'s' if errors.height > 1 else ''} ended in an error (not scored):"]
     for r in grouped.head(kinds).iter_rows(named=True):
-        example = r["example"] if len(r["example"]) <= width else r["example"][: width - 1] + "…"
-        lines.append(f"    {r['n']} x {example}")
+        lines.append(f"    {r['n']} x {clip(r['example'], width)}")
     if grouped.height > kinds:
         lines.append(f"    and {grouped.height - kinds} other kinds of error")
     return lines

@@ -158,6 +158,29 @@ def finished_run(
     return server, env, out, (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
+def signal_midway(
+    suite: Path, args: list[str], env: dict[str, str], cwd: Path, journal: Path, lines: int, signum: int
+) -> tuple[int, str]:
+    """`evalkit run SUITE --system claude ARGS -q`, sent `signum` once its journal has `lines` lines: its exit
+    code and standard error."""
+    argv = [sys.executable, "-m", "evalkit.cli", "run", str(suite), "--system", "claude", *args, "-q"]
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if journal.exists() and journal.read_bytes().count(b"\n") >= lines:
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run ended before the signal could be sent"
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, stderr
+
+
 def cached_cases(cache_dir: Path) -> set[str]:
     """The case ids with a response in the cache (whose entries are written atomically, never half)."""
     out = set()
@@ -259,24 +282,9 @@ def test_sigkill_halfway_then_resume_requests_no_finished_case_again(
     env = cli_env(server)
     cache, out = tmp_path / "cache", tmp_path / "runs" / "killed"
     journal = out / "results.jsonl"
-    argv = [sys.executable, "-m", "evalkit.cli", "run", str(root), "--system", "claude"]
-    argv += ["--cache-dir", str(cache), "--out", str(out), "--concurrency", "4", "-q"]
-    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if journal.exists() and journal.read_bytes().count(b"\n") >= n // 2:
-                break
-            time.sleep(0.005)
-        assert proc.poll() is None, "the run ended before it could be killed"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.communicate()
-    assert proc.returncode == -signal.SIGKILL
+    args = ["--cache-dir", str(cache), "--out", str(out), "--concurrency", "4"]
+    returncode, _ = signal_midway(root, args, env, tmp_path, journal, n // 2, signal.SIGKILL)
+    assert returncode == -signal.SIGKILL
 
     journalled = {line["case_id"] for line in journal_lines(out)}
     cached_at_kill = cached_cases(cache)
@@ -319,25 +327,9 @@ def test_sigterm_stops_a_worker_run_cleanly_and_resume_finishes_it(
     env = cli_env(server)
     cache, out = tmp_path / "cache", tmp_path / "runs" / "cancelled"
     journal = out / "results.jsonl"
-    argv = [sys.executable, "-m", "evalkit.cli", "run", str(root), "--system", "claude", "--processes", "3"]
-    argv += ["--cache-dir", str(cache), "--out", str(out), "--concurrency", "48", "-q"]
-    proc = subprocess.Popen(
-        argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if journal.exists() and journal.read_bytes().count(b"\n") >= 60:
-                break
-            time.sleep(0.005)
-        assert proc.poll() is None, "the run ended before it could be stopped"
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    args = ["--processes", "3", "--cache-dir", str(cache), "--out", str(out), "--concurrency", "48"]
+    returncode, stderr = signal_midway(root, args, env, tmp_path, journal, 60, signal.SIGTERM)
+    assert returncode == 128 + signal.SIGTERM, stderr
     assert stderr.strip() == f"interrupted; finish with: evalkit run --resume {out}"
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
     journalled = {line["case_id"] for line in journal_lines(out)}
