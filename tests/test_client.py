@@ -234,6 +234,39 @@ def test_clients_share_one_tls_context(
     assert len(made) == 1 and client_module.tls_context() is made[0]
 
 
+@pytest.mark.parametrize("provider_set_up", [True, False])
+def test_calls_are_traced_only_where_a_tracer_provider_is_set_up(
+    make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch, provider_set_up: bool
+) -> None:
+    """Where an application has set up OpenTelemetry, the SDK's spans of evalkit's calls reach it; where
+    nothing would record them, the SDK is told not to build them."""
+    from opentelemetry import trace
+
+    started: list[str] = []
+
+    class Tracer(trace.NoOpTracer):
+        def start_span(self, name: str, *args: Any, **kwargs: Any) -> trace.Span:
+            started.append(name)
+            return super().start_span(name, *args, **kwargs)
+
+    asked: list[str] = []
+    base = trace.NoOpTracerProvider if provider_set_up else trace.ProxyTracerProvider
+
+    class Provider(base):  # type: ignore[valid-type,misc]
+        def get_tracer(self, name: str, *args: Any, **kwargs: Any) -> trace.Tracer:
+            asked.append(name)
+            return Tracer()
+
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: Provider())
+    server = make_anthropic_server(lambda body: "ok")
+    with client_for(server) as client:
+        assert client.create(ask()).text == "ok"
+    if provider_set_up:
+        assert asked and started, "the application's tracer provider saw no span of the call"
+    else:
+        assert asked == [] and started == []
+
+
 def test_warm_up_runs_the_sdk_path_offline() -> None:
     """warm_up makes one call through the SDK without a server, and loads what a first connection would."""
     import subprocess
