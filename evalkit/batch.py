@@ -134,9 +134,9 @@ def _judge_pending(
 
         def collect(check: JudgeCheck, value: Any, case: Case, _repeat: int = repeat) -> Grade:
             request = judge.build_request(check, value, case)
-            key = cache_key(MESSAGES_ENDPOINT, request, judge.repeat)
+            key = cache_key(MESSAGES_ENDPOINT, request, _repeat)
             if runner.cache.get(key) is None:
-                pending[key] = (request, judge.repeat, case.id)
+                pending[key] = (request, _repeat, case.id)
             raise _Collected
 
         grade_case(

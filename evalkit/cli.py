@@ -307,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--judge",
         choices=["auto", "on", "off"],
         default="auto",
-        help="run judge checks: auto (when ANTHROPIC_API_KEY is set), on, off",
+        help="run judge checks: auto (when ANTHROPIC_API_KEY is set, or --cache replay reads recorded verdicts), on, off",
     )
     p.add_argument(
         "--batch", action="store_true", help="send uncached requests through the Message Batches API"

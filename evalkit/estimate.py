@@ -118,15 +118,18 @@ def estimate_run(
         builder = Judge(client=None, settings=judge)
         line = Line("judge", judge.model, exact=exact and isinstance(system, PythonSystem))
         ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
-        seen: dict[str, int] = {}
+        seen: set[tuple[str, int]] = set()
 
         def count(check: JudgeCheck, value: Any, case: Case) -> Grade:
             request = builder.build_request(check, value, case)
-            key = repr(request)
-            if key not in seen:  # identical requests are one call: the rest are cache hits
-                seen[key] = counter(request)
-                line.calls += 1
-                line.input_tokens += seen[key]
+            tokens: int | None = None
+            for repeat in range(repeats):  # each repeat's verdict is asked for, and cached, on its own
+                key = (repr(request), repeat)
+                if key not in seen:  # identical requests are one call: the rest are cache hits
+                    tokens = counter(request) if tokens is None else tokens
+                    seen.add(key)
+                    line.calls += 1
+                    line.input_tokens += tokens
             return Grade(passed=True)
 
         for case in cases:
@@ -135,7 +138,7 @@ def estimate_run(
                     output = system.fn(case.input)
                 except Exception:
                     continue
-                # a Python system gives the same output every repeat, so its judge calls repeat from the cache
+                # a Python system gives the same output every repeat; the judge is still asked once per repeat
                 grade_case(case, output, ctx, judge=count, skip_judge_when=suite.config.skip_judge_when)
             else:
                 stand_in = "x" * (CHARS_PER_TOKEN * system.max_tokens)

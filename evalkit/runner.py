@@ -6,6 +6,7 @@ terminal, from CI and from a notebook whose kernel already owns an event loop.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import re
@@ -156,6 +157,11 @@ class Runner:
 
             judge = Judge(client=_RunnerClient(self), settings=suite.config.judge, cache=self.cache)
         self.judge = judge
+        from evalkit.judge import Judge
+
+        # evalkit's own judge keys each verdict by the repeat, as the system's calls are keyed: repeats measure
+        # the judge's noise too, and a replay gives each (case, repeat) the verdict it was given
+        self._repeat_judge = judge if isinstance(judge, Judge) else None
         judge_model = getattr(getattr(judge, "settings", None), "model", None)
         if judge_model is not None and judge_model == system.model:
             warnings.warn(
@@ -173,7 +179,8 @@ class Runner:
             c.kind == "judge" for case in self.suite.cases for c in case.checks
         ):
             return False
-        return self.options.judge == "on" or has_api_key()
+        # a replay reads recorded verdicts and never calls the API, so it needs no key (as in CI)
+        return self.options.judge == "on" or has_api_key() or self.cache.mode.value == "replay"
 
     # -- the client is created only when something needs Claude ------------------------------------------------
 
@@ -239,6 +246,12 @@ class Runner:
             return self.system.fn(case.input)
         return self._call_claude(self.system, case, repeat)[0]
 
+    def judge_for(self, repeat: int) -> JudgeFn | None:
+        """The judge function for one repeat's outputs."""
+        if self._repeat_judge is not None:
+            return functools.partial(self._repeat_judge, repeat=repeat)
+        return self.judge
+
     def run_one(
         self, case: Case, repeat: int, run_id: str, writes: list[Callable[[], None]] | None = None
     ) -> CaseResult:
@@ -282,7 +295,11 @@ class Runner:
         except Exception as exc:  # the system failed to produce an output: an error, never a pass or a fail
             return CaseResult(status="error", **_errored(case, exc), **base)
         outcomes = grade_case(
-            case, output, self.ctx, judge=self.judge, skip_judge_when=self.suite.config.skip_judge_when
+            case,
+            output,
+            self.ctx,
+            judge=self.judge_for(repeat),
+            skip_judge_when=self.suite.config.skip_judge_when,
         )
         checks = [_check_result(o) for o in outcomes]
         return CaseResult(

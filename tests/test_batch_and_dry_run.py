@@ -74,6 +74,25 @@ def runner_for(suite_root: Path, tmp_path: Path, server: Any, system: str = "cla
     return runner
 
 
+def test_a_batch_run_with_repeats_judges_every_repeat_in_its_batch(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    """The baseline gives the same output every repeat; each repeat's verdict still comes from the judge's batch,
+    none from a live call."""
+    server = make_anthropic_server(responder, batch_delay=0.1)
+    runner = runner_for(
+        make_suite(tmp_path), tmp_path, server, "baseline", batch=True, batch_poll_s=0.05, repeats=2
+    )
+    outcome = runner.run()
+    assert [r.path for r in server.requests].count("/v1/messages") == 0
+    (create,) = [r for r in server.requests if r.path == "/v1/messages/batches" and r.method == "POST"]
+    assert len(create.body["requests"]) == 8 * 2
+    _, rows = load_run(outcome.run_dir)
+    judged = rows.filter(pl.col("check_kind") == "judge")
+    assert judged.filter(pl.col("status") == "pass").height == 8 * 2
+    assert not judged["judge_cache_hit"].any()
+
+
 def test_batch_run_sends_no_live_messages_and_resumes_its_batch(
     tmp_path: Path, make_anthropic_server: Any
 ) -> None:
@@ -148,8 +167,9 @@ def test_interrupted_batch_run_collects_the_same_batch(
     assert rows["case_id"].n_unique() == 6
 
 
+@pytest.mark.parametrize("repeats", [1, 2])
 def test_dry_run_with_count_tokens_matches_what_the_run_sends(
-    tmp_path: Path, make_anthropic_server: Any
+    tmp_path: Path, make_anthropic_server: Any, repeats: int
 ) -> None:
     from evalkit.testing import count_input_tokens
 
@@ -159,9 +179,11 @@ def test_dry_run_with_count_tokens_matches_what_the_run_sends(
     client = Client(base_url=server.base_url, api_key="k", max_retries=0)
     for spec in ("claude", "baseline"):
         system = load_system(spec, suite)
-        estimate = estimate_run(suite, system, judge=suite.config.judge, count_tokens=client.count_tokens)
+        estimate = estimate_run(
+            suite, system, repeats=repeats, judge=suite.config.judge, count_tokens=client.count_tokens
+        )
         server.clear_log()
-        runner_for(root, tmp_path / spec, server, system=spec).run()
+        runner_for(root, tmp_path / spec, server, system=spec, repeats=repeats).run()
         sent = {"system": 0, "judge": 0}
         calls = {"system": 0, "judge": 0}
         for r in server.requests_to("/v1/messages"):
@@ -178,7 +200,8 @@ def test_dry_run_with_count_tokens_matches_what_the_run_sends(
             assert "system" not in lines
             assert lines["judge"].exact
             assert (
-                lines["judge"].input_tokens == sent["judge"] and lines["judge"].calls == calls["judge"] == 8
+                lines["judge"].input_tokens == sent["judge"]
+                and lines["judge"].calls == calls["judge"] == 8 * repeats
             )
         assert "from count_tokens" in estimate.format()
 

@@ -583,6 +583,65 @@ def test_replay_answers_from_a_recorded_run_without_requests(
     assert replay.stats.hits == 1
 
 
+def test_each_repeat_has_its_own_verdict_and_a_keyless_replay_gives_each_back(
+    make_anthropic_server: MakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repeats measure the judge's noise too: every (case, repeat) is judged and cached on its own, even when
+    the system's output is the same each time; a replay in CI, with no API key, gives every verdict back."""
+    import itertools
+    import json
+    import threading
+
+    import polars as pl
+
+    from evalkit.results import load_run
+    from evalkit.runner import Runner, RunOptions
+    from evalkit.suite import load_suite
+    from evalkit.systems import load_system
+
+    calls = itertools.count()
+    lock = threading.Lock()
+
+    def noisy(body: dict[str, Any]) -> Reply:  # a judge that changes its mind on every call
+        with lock:
+            met = next(calls) % 3 != 0
+        return Reply(data=verdict_for(rubric_in(body), [met] * len(rubric_in(body))))
+
+    server = make_anthropic_server(noisy)
+    root = tmp_path / "suite"
+    root.mkdir()
+    rows = [
+        {"id": f"q{i}", "input": {"q": i}, "checks": [{"kind": "judge", "field": "answer", "rubric": RUBRIC}]}
+        for i in range(4)
+    ]
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "suite.toml").write_text('name = "noisy"\n')
+    (root / "baseline.py").write_text(f"def predict(input):\n    return {{'answer': {ANSWER!r}}}\n")
+    suite = load_suite(root)
+
+    def run(**kw: Any) -> pl.DataFrame:
+        opts = RunOptions(
+            out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, repeats=3, **kw
+        )
+        outcome = Runner(suite, load_system("baseline", suite), opts).run()
+        rows = load_run(outcome.run_dir)[1].filter(pl.col("check_kind") == "judge")
+        return rows.sort("case_id", "repeat").select("case_id", "repeat", "status", "judge_cache_hit")
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    recorded = run()
+    assert len(judge_requests(server)) == 4 * 3
+    assert scan(tmp_path / "cache").entries == 4 * 3
+    assert set(recorded["status"]) == {"pass", "fail"}  # the noise is there to be measured
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    replayed = run(cache_mode="replay")
+    assert len(judge_requests(server)) == 4 * 3
+    assert replayed["judge_cache_hit"].all()
+    assert replayed.drop("judge_cache_hit").equals(recorded.drop("judge_cache_hit"))
+
+
 def test_a_replay_miss_is_an_error_naming_the_case(
     make_anthropic_server: MakeServer, client_for: Callable[[LocalAnthropicServer], Client], tmp_path: Path
 ) -> None:
