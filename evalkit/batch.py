@@ -55,47 +55,80 @@ def _collect_batch(
     run: RunDir,
     poll: Callable[[float], None] | None = None,
 ) -> BatchPhase:
-    """Submit (or resume) one batch for `pending` (key -> (request, repeat, case id)), wait, and cache results."""
+    """Submit (or resume) one batch for `pending` (key -> (request, repeat, case id)), wait, and cache results.
+
+    A resumed run first collects the batch its manifest names; what that batch did not answer (its errors, or
+    the whole batch when the API no longer knows it) goes into a new batch. Requests that a new batch did not
+    answer are reported, and the run sends them directly."""
+    from evalkit.client import CallError
+
     result = BatchPhase(phase)
+    quiet = not runner.options.progress
+    saved = manifest.batch_ids.get(phase)
+    if saved is not None:
+        _log(f"{phase}: resuming batch {saved}", quiet)
+        try:
+            answered, _ = _wait_and_cache(runner, saved, pending, poll)
+        except CallError as exc:
+            if exc.status != 404:
+                raise
+            print(
+                f"{phase}: the API no longer knows batch {saved} ({exc.message}); sending its requests again",
+                file=sys.stderr,
+            )
+            answered = set()
+        result.batch_id = saved
+        result.cached += len(answered)
+        pending = {key: item for key, item in pending.items() if key not in answered}
+    if not pending:
+        return result
+    batch_id = runner.client.submit_batch([(key, request) for key, (request, _, _) in pending.items()])
+    manifest.batch_ids[phase] = batch_id
+    run.write_manifest(manifest)  # before waiting: an interrupted run must find this batch again
+    result.submitted, result.batch_id = len(pending), batch_id
+    _log(f"{phase}: submitted batch {batch_id} with {len(pending)} requests", quiet)
+    answered, failures = _wait_and_cache(runner, batch_id, pending, poll)
+    result.cached += len(answered)
+    result.failed = len(pending) - len(answered)
+    if result.failed:
+        kinds = sorted({f.kind for f in failures})
+        first = failures[0] if failures else None
+        why = f": {', '.join(kinds)}, e.g. {first}" if first is not None else ""
+        print(
+            f"{phase}: batch {batch_id} did not answer {result.failed} of {len(pending)} requests{why}; the run "
+            "sends them directly, at the standard price",
+            file=sys.stderr,
+        )
+    return result
+
+
+def _wait_and_cache(
+    runner: Runner,
+    batch_id: str,
+    pending: dict[str, tuple[dict[str, Any], int, str]],
+    poll: Callable[[float], None] | None,
+) -> tuple[set[str], list[Any]]:
+    """Wait for a batch to end and cache its answers to `pending`: (the keys answered, the errors of the rest)."""
     client = runner.client
-    batch_id = manifest.batch_ids.get(phase)
-    if batch_id is None:
-        if not pending:
-            return result
-        batch_id = client.submit_batch([(key, request) for key, (request, _, _) in pending.items()])
-        manifest.batch_ids[phase] = batch_id
-        run.write_manifest(manifest)  # before waiting: an interrupted run must find this batch again
-        result.submitted = len(pending)
-        _log(f"{phase}: submitted batch {batch_id} with {len(pending)} requests", not runner.options.progress)
-    else:
-        _log(f"{phase}: resuming batch {batch_id}", not runner.options.progress)
-    result.batch_id = batch_id
     runner.cache.paid_batches.add(batch_id)  # its responses are this run's spending when read back
     interval = runner.options.batch_poll_s
-    while True:
-        status = client.batch_status(batch_id)
-        if status.ended:
-            break
+    while not client.batch_status(batch_id).ended:
         (poll or _sleep)(interval)
         interval = min(interval * 1.5, 60.0)  # back off: batches take minutes to hours
     requests = {key: request for key, (request, _, _) in pending.items()}
+    answered: set[str] = set()
+    failures: list[Any] = []
     for key, outcome in client.batch_results(batch_id, requests=requests or None).items():
         if key not in pending:
             continue  # already cached by an earlier attempt, or not ours
         request, repeat, case_id = pending[key]
         if isinstance(outcome, Exception):
-            result.failed += 1  # left uncached: the ordinary run calls the API for it (and records any error)
+            failures.append(outcome)
             continue
-        runner.cache.put(
-            key,
-            MESSAGES_ENDPOINT,
-            request,
-            repeat,
-            outcome.message,
-            meta=outcome.cache_meta(case_id=case_id, batch_id=batch_id),
-        )
-        result.cached += 1
-    return result
+        meta = outcome.cache_meta(case_id=case_id, batch_id=batch_id)
+        runner.cache.put(key, MESSAGES_ENDPOINT, request, repeat, outcome.message, meta=meta)
+        answered.add(key)
+    return answered, failures
 
 
 def _system_pending(
@@ -128,9 +161,11 @@ def _judge_pending(
         if not any(isinstance(c, JudgeCheck) for c in case.checks):
             continue
         try:
-            output = runner.system_output(case, repeat)
+            found, output = runner.prefill_output(case, repeat)
         except Exception:
             continue  # the ordinary run records the system's error
+        if not found:
+            continue  # the system's batch did not answer it: the run calls and judges it directly
 
         def collect(check: JudgeCheck, value: Any, case: Case, _repeat: int = repeat) -> Grade:
             request = judge.build_request(check, value, case)

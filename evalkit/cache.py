@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import threading
@@ -45,6 +46,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "CACHE_FORMAT_VERSION",
     "DEFAULT_CACHE_DIR",
+    "MAX_PRUNE_DAYS",
     "MESSAGES_ENDPOINT",
     "CacheEntry",
     "CacheError",
@@ -58,6 +60,7 @@ __all__ = [
     "PruneReport",
     "ResponseCache",
     "cache_key",
+    "check_older_than_days",
     "default_cache_dir",
     "prune",
     "sanitize_request",
@@ -151,16 +154,32 @@ _SECRET_NAMES = frozenset(
         "proxy_authorization",
         "auth_token",
         "x_auth_token",
+        "anthropic_auth_token",
+        "authorization_token",
         "access_token",
         "bearer_token",
+        "api_token",
+        "session_token",
+        "refresh_token",
+        "token",
+        "secret",
         "secret_key",
+        "client_secret",
+        "private_key",
+        "password",
+        "passwd",
         "cookie",
     }
 )
-"""Field names (lower-cased, ``-`` read as ``_``) that are removed wherever they hold a scalar value."""
+"""Field names (lower-cased, ``-`` read as ``_``) of credentials, removed from the top level of a request and
+from the known places a credential can sit in (see :func:`sanitize_request`), never from anything else."""
 
 _HEADER_NAMES = frozenset({"extra_headers", "headers", "default_headers"})
 """Top-level request fields that carry HTTP headers, removed whole."""
+
+_SAMPLING_FLOATS = frozenset({"temperature", "top_p"})
+"""Sampling parameters that are floats in the API: an int (``temperature=0``) is hashed as the equal float
+(``0.0``), the form a suite's TOML gives, so both find the same entry."""
 
 
 def _normalise_name(name: str) -> str:
@@ -171,36 +190,95 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | bytes | int | float | bool)
 
 
-def _strip(value: Any, *, top_level: bool) -> Any:
+def _is_secret(name: Any, *, headers: bool = False) -> bool:
+    if not isinstance(name, str):
+        return False
+    norm = _normalise_name(name)
+    return norm in _SECRET_NAMES or (headers and norm in _HEADER_NAMES)
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy as plain JSON containers (a Mapping becomes a dict, a tuple a list); nothing is removed."""
+    if isinstance(value, Mapping):
+        return {name: _copy(item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(item) for item in value]
+    return value
+
+
+def _without_secrets(value: Any, *, headers: bool = False) -> Any:
+    """A copy of a known credential-bearing object without its secret-named fields (one level deep)."""
+    if not isinstance(value, Mapping):
+        return _copy(value)
+    return {name: _copy(item) for name, item in value.items() if not _is_secret(name, headers=headers)}
+
+
+def _as_float(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:  # not a sampling parameter the API would take; hashed as given
+            return value
+    return value
+
+
+def _strip_request(request: Mapping[str, Any], *, floats: bool = True) -> dict[str, Any]:
+    """The request without credentials, with ``temperature``/``top_p`` as floats (unless ``floats`` is False)."""
+    out: dict[str, Any] = {}
+    for name, item in request.items():
+        if _is_secret(name, headers=True):
+            continue
+        if name == "extra_body" and isinstance(item, Mapping):
+            # merged into the top level of the body the SDK sends, so read as a top level of its own
+            out[name] = _strip_request(item, floats=floats)
+        elif name == "mcp_servers" and isinstance(item, list | tuple):
+            # each server's authorization_token (and any headers) is a credential for that server
+            out[name] = [_without_secrets(server, headers=True) for server in item]
+        elif name in ("metadata", "extra_query") and isinstance(item, Mapping):
+            # metadata does not shape the response; query parameters are where some proxies take a key
+            out[name] = _without_secrets(item)
+        elif floats and name in _SAMPLING_FLOATS:
+            out[name] = _as_float(item)
+        else:
+            out[name] = _copy(item)
+    return out
+
+
+def _strip_meta(value: Any, *, top_level: bool) -> Any:
+    """Meta never reaches the key, so any secret-named scalar in it is dropped, at any depth."""
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for name, item in value.items():
-            if isinstance(name, str):
-                norm = _normalise_name(name)
-                if top_level and (norm in _SECRET_NAMES or norm in _HEADER_NAMES):
-                    continue
-                # Deeper down, only a scalar is dropped: a tool's JSON Schema may legitimately describe a
-                # property called "api_key" (a dict), and removing it would change what the model was asked.
-                if norm in _SECRET_NAMES and _is_scalar(item):
-                    continue
-            out[name] = _strip(item, top_level=False)
+            if _is_secret(name, headers=top_level) and (top_level or _is_scalar(item)):
+                continue
+            out[name] = _strip_meta(item, top_level=False)
         return out
     if isinstance(value, list | tuple):
-        return [_strip(item, top_level=False) for item in value]
+        return [_strip_meta(item, top_level=False) for item in value]
     return value
 
 
 def sanitize_request(request: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``request`` with credentials removed, as it is hashed and stored.
 
-    Removed: any top-level field named like an API key or authorization (``api_key``, ``x-api-key``,
-    ``Authorization``, ...) or carrying headers (``extra_headers``, ``headers``, ``default_headers``), and, at any
-    depth, a secret-named field whose value is a scalar. The input is not modified.
+    Credentials can enter a request only through the SDK call's own credential and header fields, so only
+    these are removed:
+
+    - a top-level field named like a credential (``api_key``, ``x-api-key``, ``Authorization``, ``auth_token``,
+      ``anthropic_auth_token``, ``api_token``, ``token``, ``password``, ...) or carrying headers
+      (``extra_headers``, ``headers``, ``default_headers``), whatever its value;
+    - the same fields at the top level of ``extra_body`` (which the SDK merges into the request body);
+    - in each ``mcp_servers`` item, its ``authorization_token`` (and any other credential or header field);
+    - in ``metadata`` and ``extra_query``, credential-named fields.
+
+    Nothing inside messages, system text, tools and their schemas, tool inputs or output schemas is touched: a
+    tool input ``{"cookie": "oatmeal"}`` or a schema property called ``api_key`` is part of what the model was
+    asked. ``temperature`` and ``top_p`` given as ints are read as the equal floats (``0`` as ``0.0``). The input
+    is not modified.
     """
     if not isinstance(request, Mapping):
         raise TypeError(f"a cache request must be a mapping, not {type(request).__name__}")
-    stripped: dict[str, Any] = _strip(request, top_level=True)
-    return stripped
+    return _strip_request(request)
 
 
 def _key_of(endpoint: str, sanitized: Mapping[str, Any], repeat: int) -> str:
@@ -221,10 +299,12 @@ def _check_identity(endpoint: Any, repeat: Any) -> None:
 def cache_key(endpoint: str, request: Mapping[str, Any], repeat: int = 0) -> str:
     """The 64-hex-digit cache key of one request.
 
-    ``endpoint`` names the API call (``"messages"``); ``request`` is everything that shapes the response (model,
-    system, messages, tools, output schema / output_config, sampling parameters, thinking settings, ...);
+    ``endpoint`` names the API call (:data:`MESSAGES_ENDPOINT`, ``"/v1/messages"``, for every model call);
+    ``request`` is everything that shapes the response (model, system, messages, tools, output schema /
+    output_config, sampling parameters, thinking settings, ...);
     ``repeat`` tells apart deliberate repeats of the same request (repeat 0, 1, 2 of a flaky-case check).
-    Dict key order never matters; credentials are removed first (:func:`sanitize_request`). Raises ``TypeError``
+    Dict key order never matters, nor an int ``temperature``/``top_p`` against the equal float; credentials
+    are removed first (:func:`sanitize_request`). Raises ``TypeError``
     or ``ValueError`` if the request is not JSON (a non-string key, an object, NaN).
     """
     _check_identity(endpoint, repeat)
@@ -295,6 +375,10 @@ class _Corrupt(Exception):
         self.reason = reason
 
 
+class _Unreadable(_Corrupt):
+    """The file exists but cannot be read (permissions): a lookup treats it as corrupt, :func:`scan` says so."""
+
+
 def _parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
@@ -305,8 +389,34 @@ def _parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def _os_error(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
 def _now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _is_message(response: Any) -> bool:
+    """Whether ``response`` is a Messages API message as the runner stores it (the SDK message's JSON)."""
+    return (
+        isinstance(response, dict)
+        and response.get("type") == "message"
+        and isinstance(response.get("content"), list)
+    )
+
+
+def _describe_response(response: Any) -> str:
+    if not isinstance(response, dict):
+        return f"a JSON {type(response).__name__}, expected an object"
+    if response.get("type") != "message":
+        kind = response.get("type")
+        error = response.get("error")
+        detail = (
+            f": {str(error.get('message'))[:200]}" if isinstance(error, dict) and error.get("message") else ""
+        )
+        return f'"type" is {kind!r}, expected "message"{detail}'
+    return "no content list"
 
 
 def _read_entry(path: Path, expected_key: str) -> CacheEntry:
@@ -318,7 +428,7 @@ def _read_entry(path: Path, expected_key: str) -> CacheEntry:
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise _Corrupt(f"unreadable ({exc.strerror or exc})") from exc
+        raise _Unreadable(f"unreadable ({_os_error(exc)})") from exc
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -340,18 +450,24 @@ def _read_entry(path: Path, expected_key: str) -> CacheEntry:
     if not isinstance(request, dict):
         raise _Corrupt("malformed entry (request is not an object)")
     try:
-        actual = _key_of(endpoint, sanitize_request(request), repeat)
+        actual = legacy = _key_of(endpoint, sanitize_request(request), repeat)
+        if actual != expected_key:
+            # recorded before an int temperature/top_p was hashed as a float: whole, though no longer looked up
+            legacy = _key_of(endpoint, _strip_request(request, floats=False), repeat)
     except (TypeError, ValueError) as exc:  # pragma: no cover - JSON from disk always re-serialises
         raise _Corrupt(f"request cannot be hashed ({exc})") from exc
-    if actual != expected_key:
+    if expected_key not in (actual, legacy):
         raise _Corrupt(f"key mismatch: the stored request hashes to {actual} (was the file edited?)")
+    response = data["response"]
+    if endpoint == MESSAGES_ENDPOINT and not _is_message(response):
+        raise _Corrupt(f"the response is not a message ({_describe_response(response)})")
     meta = data.get("meta")
     return CacheEntry(
         key=expected_key,
         endpoint=endpoint,
         repeat=repeat,
         request=request,
-        response=data["response"],
+        response=response,
         meta=meta if isinstance(meta, dict) else {},
         path=path,
     )
@@ -367,18 +483,31 @@ def _serialise(document: Mapping[str, Any]) -> bytes:
 
 @dataclass(frozen=True)
 class CacheStats:
-    """A snapshot of one cache's counters."""
+    """A snapshot of one :class:`ResponseCache` object's counters.
+
+    A hit is a response the run got without paying for it. An entry written by one of the cache's
+    ``paid_batches`` (a Message Batch this run submitted, read back from the cache) was paid for by this run, so
+    its lookup counts as a miss and adds nothing to ``tokens_saved`` or ``dollars_saved``; a batch run looks
+    each such request up twice (once to collect the batch, once to read the result back), and both lookups are
+    misses.
+
+    The counters live in this process: lookups made in forked worker processes (a run with ``processes > 1``)
+    are counted in the workers' copies of the cache and never reach the parent's, whose stats then undercount
+    (stay 0 if every lookup was in a worker). The run's own totals (``cache_hit`` per result row) are exact.
+    """
 
     hits: int = 0
+    """Lookups answered by an entry this run did not pay for."""
     misses: int = 0
-    """Lookups that found nothing usable (absent, corrupt, or skipped in refresh mode)."""
+    """Lookups that found nothing usable (absent, corrupt, or skipped in refresh mode), and lookups answered by
+    an entry of one of ``paid_batches``."""
     writes: int = 0
     corrupt: int = 0
     """Corrupt files found (each also counts as a miss, or raised in replay mode)."""
     tokens_saved: int = 0
-    """Input plus output tokens of every hit."""
+    """Input plus output tokens of every hit (not of entries from ``paid_batches``)."""
     dollars_saved: float = 0.0
-    """Sum of the hits' recorded ``cost_usd``."""
+    """Sum of the hits' recorded ``cost_usd`` (not of entries from ``paid_batches``)."""
     hits_unknown_cost: int = 0
     """Hits whose entry recorded no cost (not included in ``dollars_saved``)."""
 
@@ -441,11 +570,11 @@ class ResponseCache:
     Typical use::
 
         cache = ResponseCache()                      # .evalkit/cache, or $EVALKIT_CACHE_DIR
-        key = cache_key("messages", request)
+        key = cache_key(MESSAGES_ENDPOINT, request)  # MESSAGES_ENDPOINT is "/v1/messages"
         entry = cache.get(key, label="tri-001")      # None on a miss; raises CacheMiss in replay mode
         if entry is None:
-            response = call_the_api(request)
-            cache.put(key, "messages", request, 0, response, {"input_tokens": 812, "cost_usd": 0.0031})
+            response = call_the_api(request)         # the message's JSON: {"type": "message", "content": [...]}
+            cache.put(key, MESSAGES_ENDPOINT, request, 0, response, {"input_tokens": 812, "cost_usd": 0.0031})
     """
 
     def __init__(
@@ -467,7 +596,8 @@ class ResponseCache:
 
     def paid_for(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` came from one of ``paid_batches``: the run's cost, though read from the cache."""
-        return entry.meta.get("batch_id") in self.paid_batches
+        batch_id = entry.meta.get("batch_id")
+        return isinstance(batch_id, str) and batch_id in self.paid_batches
 
     @property
     def directory(self) -> Path:
@@ -479,7 +609,7 @@ class ResponseCache:
 
     @property
     def stats(self) -> CacheStats:
-        """A consistent snapshot of the counters."""
+        """A consistent snapshot of this object's counters, in this process (see :class:`CacheStats`)."""
         return self._counters.snapshot()
 
     def __repr__(self) -> str:
@@ -497,7 +627,9 @@ class ResponseCache:
 
         ``label`` (a case id, a judge call's name) is only used in error messages. In replay mode a miss raises
         :class:`CacheMiss` and a corrupt file raises :class:`CorruptCacheEntry`; in other modes a corrupt file
-        warns (:class:`CorruptCacheEntryWarning`) and counts as a miss.
+        warns (:class:`CorruptCacheEntryWarning`) and counts as a miss. For :data:`MESSAGES_ENDPOINT`, an entry
+        whose response is not a message (``{"type": "message", "content": [...]}``) is corrupt. An entry from
+        one of ``paid_batches`` is returned but counted as a miss (this run paid for it).
         """
         path = self.path_for(key)
         if self._mode is CacheMode.OFF:
@@ -524,7 +656,10 @@ class ResponseCache:
                 stacklevel=2,
             )
             return None
-        self._counters.hit((entry.input_tokens or 0) + (entry.output_tokens or 0), entry.cost_usd)
+        if self.paid_for(entry):
+            self._counters.miss()  # this run's own batch result: paid for, not saved
+        else:
+            self._counters.hit((entry.input_tokens or 0) + (entry.output_tokens or 0), entry.cost_usd)
         return entry
 
     # ------------------------------------------------------------------------------------------- writing
@@ -565,7 +700,7 @@ class ResponseCache:
             )
         full_meta: dict[str, Any] = {"created_at": _now_iso(), "model": sanitized.get("model")}
         if meta is not None:
-            full_meta.update(_strip(meta, top_level=True))
+            full_meta.update(_strip_meta(meta, top_level=True))
         document = {
             "format": CACHE_FORMAT_VERSION,
             "key": key,
@@ -605,6 +740,31 @@ class ResponseCache:
                 probe.unlink()
             raise self._not_writable(exc) from exc
 
+    def check_readable(self) -> None:
+        """Fail early, before a replay run starts, if there is no cache to replay.
+
+        In replay mode, raises :class:`CacheError` naming the directory and the fix when it does not exist, is
+        not a directory, or cannot be listed (every lookup would otherwise miss, case by case). A no-op in the
+        other modes, which fetch what is not cached. Reads nothing else: a cache without the entries a run needs
+        still fails lookup by lookup (:class:`CacheMiss`).
+        """
+        if self._mode is not CacheMode.REPLAY:
+            return
+        directory = self._directory
+        fix = (
+            "A replay run reads recorded responses only: pass --cache-dir or set "
+            f"{CACHE_DIR_ENV} to the committed cache."
+        )
+        try:
+            if not directory.exists():
+                raise CacheError(f"no cache at {directory}: the directory does not exist. {fix}")
+            if not directory.is_dir():
+                raise CacheError(f"no cache at {directory}: it is a file, not a directory. {fix}")
+            with os.scandir(directory):
+                pass
+        except OSError as exc:
+            raise CacheError(f"no cache at {directory}: cannot read it ({_os_error(exc)}). {fix}") from exc
+
     def _not_writable(self, exc: OSError) -> CacheError:
         detail = exc.strerror or str(exc)
         where = f" ({exc.filename})" if exc.filename else ""
@@ -616,6 +776,10 @@ class ResponseCache:
 # --------------------------------------------------------------------------------------------------- maintenance
 
 
+MAX_PRUNE_DAYS = 36_500
+"""The largest ``older_than_days`` :func:`prune` takes (100 years): anything larger would reach before year 1."""
+
+
 @dataclass(frozen=True)
 class CacheSummary:
     """What :func:`scan` found in a cache directory."""
@@ -624,7 +788,7 @@ class CacheSummary:
     entries: int = 0
     """Valid entries (corrupt files are listed in ``corrupt`` instead)."""
     bytes: int = 0
-    """Size of all entry files, corrupt ones included."""
+    """Size of all entry files, corrupt and unreadable ones included."""
     by_model: dict[str, int] = field(default_factory=dict)
     """Valid entries per model (``"unknown"`` when none is recorded)."""
     oldest: datetime | None = None
@@ -633,6 +797,9 @@ class CacheSummary:
     """Corrupt entry files and why each is unusable."""
     temp_files: int = 0
     """Leftover temp files (from writes in progress, or interrupted)."""
+    unreadable: dict[Path, str] = field(default_factory=dict)
+    """Folders and entry files that could not be read (e.g. permission denied), with the error; entries in an
+    unreadable folder are not counted anywhere else."""
 
 
 @dataclass(frozen=True)
@@ -641,10 +808,23 @@ class PruneReport:
 
     directory: Path
     removed: tuple[Path, ...] = ()
+    """Entry files removed (with ``dry_run``: that would be)."""
     kept: int = 0
+    """Entries that do not match the criteria (entries that matched but could not be removed are in ``failed``)."""
     bytes_freed: int = 0
     temp_files_removed: int = 0
     dry_run: bool = False
+    temp_files: tuple[Path, ...] = ()
+    """Stale temp files removed (with ``dry_run``: that would be); ``temp_files_removed`` is their number."""
+    failed: dict[Path, str] = field(default_factory=dict)
+    """Files that matched but could not be removed, with the error."""
+    unreadable: dict[Path, str] = field(default_factory=dict)
+    """Folders and files that could not be read, so whatever they hold was not considered."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything that matched was removed (and everything could be read)."""
+        return not self.failed and not self.unreadable
 
 
 @dataclass(frozen=True)
@@ -655,11 +835,21 @@ class _File:
     mtime: datetime
     entry: CacheEntry | None
     problem: str | None
+    unreadable: bool = False
 
     @property
     def created(self) -> datetime:
         created = self.entry.created_at if self.entry is not None else None
         return created or self.mtime
+
+
+@dataclass
+class _Walk:
+    files: list[_File] = field(default_factory=list)
+    """Entry files, validated."""
+    temps: list[Path] = field(default_factory=list)
+    unreadable: dict[Path, str] = field(default_factory=dict)
+    """Folders that could not be listed and files that could not be examined, with the error."""
 
 
 def _resolve_dir(directory: str | os.PathLike[str] | None) -> Path:
@@ -668,35 +858,73 @@ def _resolve_dir(directory: str | os.PathLike[str] | None) -> Path:
 
 def _scanned_dir(directory: str | os.PathLike[str] | None) -> Path:
     root = _resolve_dir(directory)
-    if root.exists() and not root.is_dir():
+    try:
+        is_file = root.exists() and not root.is_dir()
+    except OSError as exc:
+        raise CacheError(f"cannot read the cache directory {root}: {_os_error(exc)}") from exc
+    if is_file:
         raise CacheError(f"{root} is a file, not a cache directory; give the folder that holds the entries")
     return root
 
 
-def _walk(root: Path) -> tuple[list[_File], list[Path]]:
-    """Entry files (validated) and temp files under ``root``; other files are ignored."""
-    files: list[_File] = []
-    temps: list[Path] = []
-    if not root.is_dir():
-        return files, temps
-    temps.extend(p for p in root.glob(f".*{_TEMP_SUFFIX}") if p.is_file())
-    for shard in sorted(root.iterdir()):
-        if not shard.is_dir() or not re.fullmatch(r"[0-9a-f]{2}", shard.name):
+def _listing(folder: Path, walk: _Walk) -> list[os.DirEntry[str]]:
+    """The folder's entries by name; an unlistable folder is recorded in ``walk.unreadable`` and is empty."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except FileNotFoundError:  # removed concurrently
+        return []
+    except OSError as exc:
+        walk.unreadable[folder] = _os_error(exc)
+        return []
+
+
+def _kind(item: os.DirEntry[str], walk: _Walk) -> Literal["file", "dir"] | None:
+    try:
+        if item.is_dir(follow_symlinks=False):
+            return "dir"
+        return "file" if item.is_file(follow_symlinks=False) else None
+    except OSError as exc:
+        walk.unreadable[Path(item.path)] = _os_error(exc)
+        return None
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(_TEMP_SUFFIX)
+
+
+def _walk(root: Path) -> _Walk:
+    """Entry files (validated) and temp files under ``root``; other files are ignored. Never raises OSError:
+    what cannot be read is recorded in ``unreadable``."""
+    walk = _Walk()
+    if not root.exists():
+        return walk
+    for top in _listing(root, walk):
+        kind = _kind(top, walk)
+        if kind == "file" and _is_temp(top.name):
+            walk.temps.append(Path(top.path))
+        if kind != "dir" or not re.fullmatch(r"[0-9a-f]{2}", top.name):
             continue
-        for path in sorted(shard.iterdir()):
-            if not path.is_file():
+        shard = Path(top.path)
+        for item in _listing(shard, walk):
+            path = Path(item.path)
+            if _kind(item, walk) != "file":
                 continue
-            if path.name.startswith(".") and path.name.endswith(_TEMP_SUFFIX):
-                temps.append(path)
+            if _is_temp(item.name):
+                walk.temps.append(path)
                 continue
             if path.suffix != ".json" or not _KEY_RE.fullmatch(path.stem):
                 continue
             try:
-                stat = path.stat()
+                stat = item.stat(follow_symlinks=False)
             except FileNotFoundError:  # removed concurrently
+                continue
+            except OSError as exc:
+                walk.unreadable[path] = _os_error(exc)
                 continue
             entry: CacheEntry | None = None
             problem: str | None = None
+            unreadable = False
             if path.stem[:2] != shard.name:
                 problem = f"misplaced: belongs in {path.stem[:2]}/"
             else:
@@ -705,36 +933,65 @@ def _walk(root: Path) -> tuple[list[_File], list[Path]]:
                 except FileNotFoundError:
                     continue
                 except _Corrupt as exc:
-                    problem = exc.reason
+                    problem, unreadable = exc.reason, isinstance(exc, _Unreadable)
             mtime = datetime.fromtimestamp(stat.st_mtime, UTC)
-            files.append(_File(path, path.stem, stat.st_size, mtime, entry, problem))
-    return files, temps
+            walk.files.append(_File(path, path.stem, stat.st_size, mtime, entry, problem, unreadable))
+    return walk
 
 
 def scan(directory: str | os.PathLike[str] | None = None) -> CacheSummary:
-    """Summarise a cache directory (default: :func:`default_cache_dir`); a missing directory is empty."""
+    """Summarise a cache directory (default: :func:`default_cache_dir`); a missing directory is empty.
+
+    Folders and files that cannot be read are listed in ``unreadable`` rather than raising.
+    """
     root = _scanned_dir(directory)
-    files, temps = _walk(root)
+    walk = _walk(root)
     by_model: dict[str, int] = {}
     corrupt: dict[Path, str] = {}
+    unreadable = dict(walk.unreadable)
     times: list[datetime] = []
-    for f in files:
+    for f in walk.files:
         if f.entry is None:
-            corrupt[f.path] = f.problem or "unusable"
+            (unreadable if f.unreadable else corrupt)[f.path] = f.problem or "unusable"
             continue
         model = f.entry.model or "unknown"
         by_model[model] = by_model.get(model, 0) + 1
         times.append(f.created)
     return CacheSummary(
         directory=root,
-        entries=len(files) - len(corrupt),
-        bytes=sum(f.size for f in files),
+        entries=len(times),
+        bytes=sum(f.size for f in walk.files),
         by_model=dict(sorted(by_model.items())),
         oldest=min(times, default=None),
         newest=max(times, default=None),
         corrupt=corrupt,
-        temp_files=len(temps),
+        temp_files=len(walk.temps),
+        unreadable=dict(sorted(unreadable.items())),
     )
+
+
+def check_older_than_days(days: float) -> float:
+    """``days`` as a float if it is a usable age for :func:`prune` (finite, from 0 to :data:`MAX_PRUNE_DAYS`);
+    else ``ValueError`` saying what is expected."""
+    if isinstance(days, bool) or not isinstance(days, int | float):
+        raise TypeError(f"older_than_days must be a number of days, not {days!r}")
+    if not math.isfinite(days) or not 0 <= days <= MAX_PRUNE_DAYS:
+        raise ValueError(
+            f"older_than_days must be a finite number of days from 0 to {MAX_PRUNE_DAYS} (100 years), not {days!r}"
+        )
+    return float(days)
+
+
+def _unlink(path: Path, failed: dict[Path, str]) -> bool:
+    """Remove ``path``; False (with the error recorded in ``failed``) if it could not be."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:  # removed concurrently: gone, as asked
+        return True
+    except OSError as exc:
+        failed[path] = _os_error(exc)
+        return False
+    return True
 
 
 def prune(
@@ -748,50 +1005,60 @@ def prune(
     """Remove cache entries matching every given criterion.
 
     - ``older_than_days``: entries created (``meta.created_at``, else the file's mtime) more than this many days
-      before ``now`` (default: the current time).
+      before ``now`` (default: the current time); from 0 to :data:`MAX_PRUNE_DAYS`.
     - ``keep_keys``: entries whose key is not in this set (e.g. the keys the current suites still use).
 
     Given both, an entry goes only if it is old *and* not kept. Given neither, raises ``ValueError`` rather than
     empty the cache. Corrupt files are judged by their file name and mtime like any other. Temp files left by
     interrupted writes (over an hour old) are removed too, and emptied shard directories. With ``dry_run``
     nothing is deleted and the report lists what would be.
+
+    A file that cannot be removed, or a folder that cannot be read, does not stop the prune: it goes on with the
+    rest and lists them in the report's ``failed`` and ``unreadable`` (``report.complete`` is then False).
     """
     if older_than_days is None and keep_keys is None:
         raise ValueError("prune needs older_than_days, keep_keys, or both (refusing to remove every entry)")
-    if older_than_days is not None and older_than_days < 0:
-        raise ValueError(f"older_than_days must be >= 0, not {older_than_days}")
+    if older_than_days is not None:
+        older_than_days = check_older_than_days(older_than_days)
     root = _scanned_dir(directory)
     current = now or datetime.now(UTC)
     if current.tzinfo is None:
         current = current.replace(tzinfo=UTC)
-    cutoff = current - timedelta(days=older_than_days) if older_than_days is not None else None
+    try:
+        cutoff = current - timedelta(days=older_than_days) if older_than_days is not None else None
+    except OverflowError:  # `now` within 100 years of year 1: nothing can be older than that
+        cutoff = datetime.min.replace(tzinfo=UTC)
     keep = set(keep_keys) if keep_keys is not None else None
 
-    files, temps = _walk(root)
+    walk = _walk(root)
     doomed = [
-        f for f in files if (cutoff is None or f.created < cutoff) and (keep is None or f.key not in keep)
+        f
+        for f in walk.files
+        if (cutoff is None or f.created < cutoff) and (keep is None or f.key not in keep)
     ]
     stale_before = time.time() - _STALE_TEMP_SECONDS
     stale_temps = []
-    for temp in temps:
+    for temp in walk.temps:
         with contextlib.suppress(OSError):
             if temp.stat().st_mtime < stale_before:
                 stale_temps.append(temp)
-    if not dry_run:
-        for f in doomed:
-            with contextlib.suppress(FileNotFoundError):
-                f.path.unlink()
-        for temp in stale_temps:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-        for shard in {f.path.parent for f in doomed} | {t.parent for t in stale_temps if t.parent != root}:
+    failed: dict[Path, str] = {}
+    if dry_run:
+        removed, removed_temps = doomed, stale_temps
+    else:
+        removed = [f for f in doomed if _unlink(f.path, failed)]
+        removed_temps = [temp for temp in stale_temps if _unlink(temp, failed)]
+        for shard in {f.path.parent for f in removed} | {t.parent for t in removed_temps if t.parent != root}:
             with contextlib.suppress(OSError):
                 shard.rmdir()  # only succeeds when empty
     return PruneReport(
         directory=root,
-        removed=tuple(f.path for f in doomed),
-        kept=len(files) - len(doomed),
-        bytes_freed=sum(f.size for f in doomed),
-        temp_files_removed=len(stale_temps),
+        removed=tuple(f.path for f in removed),
+        kept=len(walk.files) - len(doomed),
+        bytes_freed=sum(f.size for f in removed),
+        temp_files_removed=len(removed_temps),
         dry_run=dry_run,
+        temp_files=tuple(removed_temps),
+        failed=failed,
+        unreadable=dict(sorted(walk.unreadable.items())),
     )

@@ -74,8 +74,20 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         manifest = RunDir(Path(args.resume)).read_manifest()
         paths = [Path(manifest.suite_path)]
+        conflicts = _resume_conflicts(args, manifest)
+        if conflicts:
+            print(
+                f"--resume {args.resume}: {'; '.join(conflicts)}. A resumed run keeps its own settings: drop "
+                "those options, or start a new run",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        # the run's own settings, so the cases left are run as the others were
         args.system = manifest.system.get("name", args.system)
         args.repeats = manifest.repeats
+        args.cache = args.cache or manifest.cache.get("mode")
+        args.judge = args.judge or ("on" if manifest.judge else "off")
+        args.batch = args.batch or manifest.batch
         if args.concurrency is None:
             args.concurrency = manifest.concurrency
         # the responses already paid for are in the run's own cache: resuming elsewhere would pay again
@@ -85,6 +97,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         paths = _expand(args.suites)
     if args.concurrency is None:
         args.concurrency = 8
+    args.repeats = args.repeats or 1
+    args.cache = args.cache or "readwrite"
+    args.judge = args.judge or "auto"
     status = EXIT_OK
     if len(paths) > 1 and (args.out or args.resume):
         print("--out and --resume take one suite at a time", file=sys.stderr)
@@ -152,6 +167,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return status
 
 
+def _resume_conflicts(args: argparse.Namespace, manifest: Any) -> list[str]:
+    """Options given with --resume that ask for something other than the run was."""
+    conflicts = []
+    if args.suites and [p.resolve() for p in _expand(args.suites)] != [Path(manifest.suite_path).resolve()]:
+        conflicts.append(f"the run is of the suite at {manifest.suite_path}")
+    name = manifest.system.get("name")
+    if args.system is not None and args.system != name:
+        conflicts.append(f"the run's system is {name}, not {args.system}")
+    if args.repeats is not None and args.repeats != manifest.repeats:
+        conflicts.append(f"the run has {manifest.repeats} repeat(s), not {args.repeats}")
+    if args.judge is not None and args.judge != "auto" and (args.judge == "on") != bool(manifest.judge):
+        conflicts.append(
+            f"the run was {'judged' if manifest.judge else 'not judged'}; --judge {args.judge} would mix"
+        )
+    if args.out is not None and Path(args.out).resolve() != Path(args.resume).resolve():
+        conflicts.append("a resumed run stays in its own directory (drop --out)")
+    return conflicts
+
+
 def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
     import os
 
@@ -172,23 +206,66 @@ def cmd_cache(args: argparse.Namespace) -> int:
     from evalkit.cache import prune, scan
 
     directory = Path(args.cache_dir) if args.cache_dir else None
+
+    def plural(n: int, word: str, many: str | None = None) -> str:
+        return f"{n} {word if n == 1 else many or word + 's'}"
+
+    def listing(lines: Sequence[str], err: bool = False, limit: int = 20) -> None:
+        # bounded: a cache can hold thousands of entries
+        for line in lines[:limit]:
+            print(f"  {line}", file=sys.stderr if err else sys.stdout)
+        if len(lines) > limit:
+            print(f"  ... and {len(lines) - limit} more", file=sys.stderr if err else sys.stdout)
+
     if args.action == "stats":
         summary = scan(directory)
-        print(f"cache {summary.directory}: {summary.entries} entries, {summary.bytes / 1e6:.2f} MB")
+        missing = "" if summary.directory.exists() else " (no such directory)"
+        print(f"cache {summary.directory}{missing}: {summary.entries} entries, {summary.bytes / 1e6:.2f} MB")
         for model, n in sorted(summary.by_model.items()):
             print(f"  {model}: {n}")
         if summary.oldest and summary.newest:
             print(f"  oldest {summary.oldest:%Y-%m-%d %H:%M}, newest {summary.newest:%Y-%m-%d %H:%M}")
-        for path, why in summary.corrupt.items():
-            print(f"  corrupt: {path}: {why} (it will be refetched; `evalkit cache prune` does not touch it)")
+        if summary.temp_files:
+            print(
+                f"  {plural(summary.temp_files, 'temp file')} (writes in progress, or left by interrupted ones)"
+            )
+        if summary.corrupt:
+            print(
+                f"  {plural(len(summary.corrupt), 'corrupt entry', 'corrupt entries')}: a readwrite or refresh run "
+                "warns and fetches the response again, replacing the file; a replay run stops with an error naming "
+                "the file. Restore them from git or delete them; `evalkit cache prune --older-than DAYS` also "
+                "removes them once their file is older than DAYS."
+            )
+            listing([f"corrupt: {path}: {why}" for path, why in summary.corrupt.items()])
+        if summary.unreadable:
+            print(
+                f"  {plural(len(summary.unreadable), 'folder or file', 'folders or files')} could not be read "
+                "(what they hold is not counted above); check their permissions:"
+            )
+            listing([f"unreadable: {path}: {why}" for path, why in summary.unreadable.items()])
         return EXIT_OK
     if args.older_than is None:
         print("evalkit cache prune: give --older-than DAYS", file=sys.stderr)
         return EXIT_USAGE
     report = prune(directory, older_than_days=args.older_than, dry_run=args.dry_run)
     verb = "would remove" if report.dry_run else "removed"
-    print(f"{verb} {len(report.removed)} entries ({report.bytes_freed / 1e6:.2f} MB); kept {report.kept}")
-    return EXIT_OK
+    print(
+        f"{verb} {plural(len(report.removed), 'entry', 'entries')} ({report.bytes_freed / 1e6:.2f} MB) and "
+        f"{plural(len(report.temp_files), 'stale temp file')}; kept {report.kept}"
+    )
+    if report.dry_run:
+        listing([str(path) for path in (*report.removed, *report.temp_files)])
+    if report.failed:
+        print(f"could not remove {plural(len(report.failed), 'file')}:", file=sys.stderr)
+        listing([f"{path}: {why}" for path, why in report.failed.items()], err=True)
+    if report.unreadable:
+        print(
+            f"could not read {plural(len(report.unreadable), 'folder or file', 'folders or files')}, so what "
+            "they hold was not considered:",
+            file=sys.stderr,
+        )
+        listing([f"{path}: {why}" for path, why in report.unreadable.items()], err=True)
+    return EXIT_OK if report.complete else EXIT_USAGE
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -286,7 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the suite's default_system)",
     )
     p.add_argument(
-        "--repeats", type=_positive, default=1, help="runs per case, for the noise floor (default 1)"
+        "--repeats",
+        type=_positive,
+        default=None,
+        help="runs per case, for the noise floor (default 1; with --resume, the run's own)",
     )
     p.add_argument(
         "--concurrency",
@@ -297,8 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cache",
         choices=["readwrite", "replay", "refresh", "off"],
-        default="readwrite",
-        help="response cache mode: readwrite (default), replay (read only; a miss is an error), refresh, off",
+        default=None,
+        help="response cache mode: readwrite (default; with --resume, the run's own), replay (read only; a miss "
+        "is an error), refresh, off",
     )
     p.add_argument(
         "--cache-dir", default=None, help="cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
@@ -306,11 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--judge",
         choices=["auto", "on", "off"],
-        default="auto",
+        default=None,
         help="run judge checks: auto (when ANTHROPIC_API_KEY is set, or --cache replay reads recorded verdicts), on, off",
     )
     p.add_argument(
-        "--batch", action="store_true", help="send uncached requests through the Message Batches API"
+        "--batch",
+        action="store_true",
+        help="send uncached requests through the Message Batches API (with --resume: if the run was a batch run, "
+        "its batches are collected, not submitted again)",
     )
     p.add_argument("--max-retries", type=int, default=4, help="retries per API call (default 4)")
     p.add_argument(
@@ -433,10 +517,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cache-dir", default=None, help="cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
     )
+
+    def days(text: str) -> float:
+        from evalkit.cache import MAX_PRUNE_DAYS
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
+        if not 0 < value <= MAX_PRUNE_DAYS:  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(
+                f"must be a number of days above 0 and at most {MAX_PRUNE_DAYS} (100 years), not {text}"
+            )
+        return value
+
     p.add_argument(
-        "--older-than", type=float, default=None, metavar="DAYS", help="prune entries older than DAYS"
+        "--older-than", type=days, default=None, metavar="DAYS", help="prune entries older than DAYS (> 0)"
     )
-    p.add_argument("--dry-run", action="store_true", help="show what prune would remove")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the files prune would remove (the first 20), removing none",
+    )
     p.set_defaults(func=cmd_cache)
     return parser
 

@@ -161,7 +161,7 @@ class Judge:
         key = cache_key(MESSAGES_ENDPOINT, request, rep)
         problem = ""
         for attempt in range(2):  # a malformed verdict gets one more try, then becomes an error
-            result, hit = self._fetch(request, key, rep, case, use_cache=attempt == 0)
+            result, hit, cached = self._fetch(request, key, rep, case, use_cache=attempt == 0)
             try:
                 verdict = RubricVerdict.model_validate(
                     result.json if result.json is not None else json.loads(result.text)
@@ -169,14 +169,15 @@ class Judge:
                 grade = self._grade(verdict, check, result, hit)
             except (ValidationError, ValueError) as exc:
                 problem = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
-                if hit and self.cache is not None and self.cache.mode.value == "replay":
+                if cached and self.cache is not None and self.cache.mode.value == "replay":
                     # replay must never reach the network; a cached verdict that does not parse was edited
                     raise JudgeError(
                         f"case {case.id}: the cached verdict in {self.cache.path_for(key)} is not a valid verdict "
                         f"({problem}); delete it and run once in readwrite mode"
                     ) from None
                 continue
-            if not hit and self.cache is not None:
+            # a verdict read from the cache is not written again (one from this run's batch keeps its batch id)
+            if not cached and self.cache is not None:
                 meta = result.cache_meta(case_id=case.id, role="judge")
                 self.cache.put(key, MESSAGES_ENDPOINT, request, rep, result.message, meta=meta)
             return grade
@@ -184,16 +185,18 @@ class Judge:
 
     def _fetch(
         self, request: dict[str, Any], key: str, repeat: int, case: Case, use_cache: bool
-    ) -> tuple[Any, bool]:
+    ) -> tuple[Any, bool, bool]:
+        """(result, counted as a cache hit, read from the cache)."""
         from evalkit.client import CallResult
 
         if use_cache and self.cache is not None:
             entry = self.cache.get(key, label=f"judge for case {case.id} repeat {repeat}")
             if entry is not None:
-                return CallResult.from_cache_entry(
+                result = CallResult.from_cache_entry(
                     entry, requested_model=self.settings.model, structured=True
-                ), not self.cache.paid_for(entry)
-        return self.client.create(request), False
+                )
+                return result, not self.cache.paid_for(entry), True
+        return self.client.create(request), False, False
 
     def _grade(self, verdict: RubricVerdict, check: JudgeCheck, result: Any, hit: bool) -> JudgeGrade:
         rubric = list(check.rubric)

@@ -6,6 +6,7 @@ terminal, from CI and from a notebook whose kernel already owns an event loop.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
@@ -79,6 +80,31 @@ class RunOutcome:
         return RunDir(self.run_dir).read_journal()
 
 
+# describe() fields that say where a system or judge came from, not what it does
+_WHERE_FROM = frozenset({"prompt_path", "origin"})
+
+
+def _changes(recorded: dict[str, Any], now: dict[str, Any], prefix: str = "") -> list[str]:
+    """What differs between a manifest's description of a system (or judge) and the one loaded now."""
+    if not recorded or not now:
+        return []
+    return [
+        f"the {prefix}{key} has changed ({recorded.get(key)!r} -> {now.get(key)!r})"
+        for key in sorted(set(recorded) | set(now))
+        if key not in _WHERE_FROM
+        and recorded.get(key) != now.get(key)
+        # a function made in a session has no file to hash: its code cannot be compared
+        and not (key == "code_hash" and None in (recorded.get(key), now.get(key)))
+    ]
+
+
+@dataclass
+class _Raised:
+    """What a Python system raised when it ran ahead of the run (a batch's judge phase)."""
+
+    exc: Exception
+
+
 class _StopRun(Exception):
     """Every case left would fail the same way: the run stops, saying how to fix it and resume."""
 
@@ -93,6 +119,16 @@ class _AuthFailure(_StopRun):
         return (
             f"authentication failed ({self}); set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server, or "
             f"--cache replay for a committed cache), then: evalkit run --resume {run_path}"
+        )
+
+
+class _BatchFailure(_StopRun):
+    """The Message Batches API refused or failed a request the batch run needed."""
+
+    def advice(self, run_path: Path) -> str:
+        return (
+            f"the Message Batches API failed ({self}); once it answers again: evalkit run --resume {run_path} "
+            "(any batch already submitted is collected, not paid for again)"
         )
 
 
@@ -173,6 +209,9 @@ class Runner:
         self.ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
         self.totals = RunTotals()
         self.batch_phases: list[Any] = []
+        # a Python system's outputs from a batch's judge phase, used (once) by run_one: (case id, repeat) -> (output,
+        # latency)
+        self._prefilled: dict[tuple[str, int], tuple[Any, float]] = {}
 
     def _judge_wanted(self) -> bool:
         if self.options.judge == "off" or not any(
@@ -240,11 +279,31 @@ class Runner:
             writes.append(write)
         return system.parse_output(result.text, result.json), result, False
 
-    def system_output(self, case: Case, repeat: int) -> Any:
-        """The system's output for one (case, repeat), through the cache for Claude systems."""
+    def prefill_output(self, case: Case, repeat: int) -> tuple[bool, Any]:
+        """(found, output) for a batch's judge phase, before the run grades: never a call to the API.
+
+        A Claude system's output comes from the cache only (not found when its batch did not answer it: the
+        run then calls it and judges it live). A Python system runs once here, and ``run_one`` uses what it
+        gave, so a pipeline with costs or side effects is not run twice. Raises what the system raised."""
         if isinstance(self.system, PythonSystem):
-            return self.system.fn(case.input)
-        return self._call_claude(self.system, case, repeat)[0]
+            started = time.perf_counter()
+            try:
+                output = self.system.fn(case.input)
+            except Exception as exc:  # run_one records it as the case's error, without running it again
+                self._prefilled[(case.id, repeat)] = (_Raised(exc), time.perf_counter() - started)
+                raise
+            self._prefilled[(case.id, repeat)] = (output, time.perf_counter() - started)
+            return True, output
+        request = self.system.build_request(case.input)
+        entry = self.cache.get(cache_key(MESSAGES_ENDPOINT, request, repeat))
+        if entry is None:
+            return False, None
+        from evalkit.client import CallResult
+
+        result = CallResult.from_cache_entry(
+            entry, requested_model=self.system.model, structured=self.system.output_schema is not None
+        )
+        return True, self.system.parse_output(result.text, result.json)
 
     def judge_for(self, repeat: int) -> JudgeFn | None:
         """The judge function for one repeat's outputs."""
@@ -274,8 +333,14 @@ class Runner:
         hashed: str | None = None
         try:
             if isinstance(self.system, PythonSystem):
-                output = self.system.fn(case.input)
-                base["latency_s"] = time.perf_counter() - t0
+                prefilled = self._prefilled.pop((case.id, repeat), None)
+                if prefilled is not None:
+                    output, base["latency_s"] = prefilled
+                    if isinstance(output, _Raised):
+                        raise output.exc
+                else:
+                    output = self.system.fn(case.input)
+                    base["latency_s"] = time.perf_counter() - t0
                 if self.system.free:
                     base["cost_usd"] = 0.0
                 hashed = _json_output_hash(output, self.system.name)
@@ -322,6 +387,14 @@ class Runner:
                     f"{resume}: the run is of suite version {manifest.suite_version}, but {self.suite.name} is now "
                     f"{self.suite.version}; start a new run instead of resuming"
                 )
+            changed = _changes(manifest.system, self.system.describe()) + _changes(
+                manifest.judge or {}, self.judge_config or {}, "judge "
+            )
+            if changed:
+                raise EvalkitError(
+                    f"{resume}: {'; '.join(changed)} since the run started, so its results would mix two "
+                    "setups; start a new run instead of resuming"
+                )
             done = {r.key for r in run.read_journal() if r.status != "error"}
             manifest.status = "running"
             manifest.ended_at = None
@@ -353,12 +426,15 @@ class Runner:
     ) -> RunOutcome:
         if isinstance(self.system, ClaudeSystem) or self.judge is not None:
             self.cache.check_writable()  # fail before the run directory exists, not halfway through
+            self.cache.check_readable()  # a replay with no cache to read would only give replay misses
             if getattr(self._client, "prices", None) is None:
                 from evalkit.pricing import current_prices
 
                 current_prices()  # a bad EVALKIT_PRICES file fails here, not once in every case
         if self.options.batch and self.cache.mode.value != "readwrite":
             raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
+        before = RunDir(resume).read_manifest() if resume is not None else None
+        was_complete = before is not None and before.status == "complete"
         run, manifest, done = self._prepare(resume)
         repeats = manifest.repeats
         todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
@@ -384,9 +460,15 @@ class Runner:
                 and (isinstance(self.system, ClaudeSystem) or self.judge is not None)
             ):
                 from evalkit.batch import prefill
+                from evalkit.client import CallError
 
                 run.write_manifest(manifest)  # the batch ids go into it as batches are made
-                self.batch_phases = prefill(self, todo, manifest, run)
+                try:
+                    self.batch_phases = prefill(self, todo, manifest, run)
+                except CallError as exc:
+                    raise (
+                        _AuthFailure(str(exc)) if exc.kind == "auth" else _BatchFailure(str(exc))
+                    ) from None
             if self.processes() > 1 and len(todo) > self.options.concurrency:
                 from evalkit.workers import CaseWorkers
 
@@ -423,7 +505,10 @@ class Runner:
             if bar is not None:
                 bar.close()
         if interrupted:
-            manifest.status = "interrupted"
+            # a resumed run that was complete still has a result for every case: it stays complete
+            manifest.status = "complete" if was_complete else "interrupted"
+            if before is not None and was_complete:
+                manifest.ended_at = before.ended_at
             run.write_manifest(manifest)
             if stopped is not None:
                 raise EvalkitError(stopped.advice(run.path))
@@ -463,6 +548,12 @@ class Runner:
                 for f in pending:
                     f.cancel()
                 pool.shutdown(wait=True, cancel_futures=True)
+                # the calls that were in flight have finished (and been paid for): journal them, so a resume
+                # neither counts them as cache hits nor loses what they cost
+                for f in pending:
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        with contextlib.suppress(_StopRun):
+                            self._record_one(f.result(), journal, bar, on_result)
                 raise
 
     def _execute_in_workers(

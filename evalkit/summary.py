@@ -84,7 +84,7 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
             f"  {not_judged} judge checks not judged: set ANTHROPIC_API_KEY (or --judge on with a local server) to run them"
         )
     case_rows = rows.unique(["case_id", "repeat"])
-    lines.extend(_error_lines(case_rows))
+    lines.extend(_error_lines(rows))
     hits = int(case_rows["cache_hit"].sum())
     judged = rows.filter(pl.col("judge_model").is_not_null())
     calls = pl.concat(
@@ -123,14 +123,24 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _error_lines(case_rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[str]:
+def _error_lines(rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[str]:
     """What went wrong in the cases that ended in errors: a count and the first message of each kind."""
-    errors = case_rows.filter(pl.col("case_status") == "error")
+    errors = (
+        rows.filter(pl.col("case_status") == "error")
+        .sort("case_id", "repeat", "check_index")
+        # a case whose output was had but one of its checks failed to run (a judge's replay miss) has its
+        # message on that check
+        .group_by("case_id", "repeat", maintain_order=True)
+        .agg(
+            pl.coalesce(pl.col("case_error").first(), pl.col("error").drop_nulls().first()).alias(
+                "case_error"
+            )
+        )
+    )
     if errors.is_empty():
         return []
     grouped = (
-        errors.sort("case_id", "repeat")
-        .with_columns(pl.col("case_error").fill_null("unknown error"))
+        errors.with_columns(pl.col("case_error").fill_null("unknown error"))
         # "CallError: rate_limit 429: ..." is of kind "CallError: rate_limit"; "CacheMiss: No cached ..." of "CacheMiss"
         .with_columns(
             pl.col("case_error").str.extract(r"^(\w+(?:: [a-z_]+\b)?)", 1).fill_null("error").alias("kind")

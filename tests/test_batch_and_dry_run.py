@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from evalkit.results import load_run
 from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
 from evalkit.summary import format_summary
-from evalkit.systems import load_system
+from evalkit.systems import PythonSystem, load_system
 
 
 def responder(body: dict[str, Any]) -> Any:
@@ -211,3 +213,194 @@ def test_offline_dry_run_is_labelled_an_estimate(tmp_path: Path) -> None:
     text = estimate_run(suite, load_system("claude", suite), judge=suite.config.judge).format()
     assert "estimated offline" in text and "(estimate)" in text
     assert "$" in text
+
+
+# ---- batches that do not answer, and resumed batch runs ---------------------------------------------------------
+
+
+def batch_creates(server: Any) -> list[Any]:
+    return [r for r in server.requests if r.path == "/v1/messages/batches" and r.method == "POST"]
+
+
+def test_a_resume_sends_what_the_batch_did_not_answer_in_a_new_batch(
+    tmp_path: Path, make_anthropic_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing = {"question 3"}
+
+    def flaky(body: dict[str, Any]) -> Any:
+        if any(f in str(body["messages"][-1]["content"]) for f in failing):
+            raise RuntimeError("injected failure")
+        return responder(body)
+
+    server = make_anthropic_server(flaky, batch_delay=0.05)
+    root = make_suite(tmp_path, n=6)
+    first = runner_for(root, tmp_path, server, batch=True, batch_poll_s=0.02).run()
+    assert "did not answer 1 of 6 requests" in capsys.readouterr().err  # said, not silent
+    _, rows = load_run(first.run_dir)
+    assert rows.filter(pl.col("case_status") == "error")["case_id"].unique().to_list() == ["q03"]
+
+    failing.clear()
+    server.clear_log()
+    again = runner_for(root, tmp_path, server, batch=True, batch_poll_s=0.02).run(resume=first.run_dir)
+    assert [r.path for r in server.requests].count("/v1/messages") == 0  # not sent live at the full price
+    (create,) = batch_creates(server)
+    (item,) = create.body["requests"]
+    assert "question 3" in item["params"]["messages"][-1]["content"]
+    _, rows = load_run(again.run_dir)
+    assert rows.filter(pl.col("case_status") == "error").height == 0
+
+
+def test_a_batch_the_api_no_longer_knows_is_sent_again_on_resume(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anthropic
+
+    server = make_anthropic_server(responder, batch_delay=0.3)
+    root = make_suite(tmp_path, n=4)
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("evalkit.batch._sleep", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        runner_for(root, tmp_path, server, batch=True, batch_poll_s=0.05).run()
+    monkeypatch.undo()
+    run_dir = next((tmp_path / "runs").iterdir())
+    saved = json.loads((run_dir / "manifest.json").read_text())["batch_ids"]["system"]
+    sdk = anthropic.Anthropic(base_url=server.base_url, api_key="test-key")
+    sdk.messages.batches.cancel(saved)
+    sdk.messages.batches.delete(saved)
+
+    again = runner_for(root, tmp_path, server, batch=True, batch_poll_s=0.05).run(resume=run_dir)
+    assert again.manifest.batch_ids["system"] != saved
+    assert len(batch_creates(server)) == 3  # system, then (on resume) system again, then judge
+    assert [r.path for r in server.requests].count("/v1/messages") == 0
+
+
+def test_a_batch_api_failure_stops_the_run_with_how_to_resume(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    from evalkit.errors import EvalkitError
+
+    server = make_anthropic_server(responder, api_key="the-right-key")
+    runner = runner_for(make_suite(tmp_path, n=4), tmp_path, server, batch=True, batch_poll_s=0.02)
+    with pytest.raises(EvalkitError, match=r"authentication failed.*evalkit run --resume"):
+        runner.run()
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_a_judged_batch_run_runs_a_python_system_once_per_case(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    server = make_anthropic_server(responder, batch_delay=0.05)
+    root = make_suite(tmp_path, n=6)
+    calls: list[str] = []
+
+    def predict(case_input: dict[str, Any]) -> str:
+        calls.append(case_input["question"])
+        return "fine answer " + case_input["question"].split()[-1]
+
+    suite = load_suite(root)
+    client = Client(base_url=server.base_url, api_key="test-key", max_retries=1, timeout=5)
+    opts = RunOptions(
+        out_root=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        progress=False,
+        judge="on",
+        batch=True,
+        batch_poll_s=0.02,
+        repeats=2,
+    )
+    judge = Judge(client=client, settings=suite.config.judge, cache=None)
+    runner = Runner(suite, PythonSystem("pipeline", predict, "test"), opts, client=client, judge=judge)
+    judge.cache = runner.cache
+    outcome = runner.run()
+    assert sorted(calls) == sorted(f"question {i}" for i in range(6) for _ in range(2))
+    _, rows = load_run(outcome.run_dir)
+    assert rows["latency_s"].drop_nulls().len() == rows.height
+
+
+# ---- `evalkit run --resume` keeps the run's own settings -----------------------------------------------------------
+
+
+@pytest.fixture
+def cli(
+    make_anthropic_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Any, Callable[..., int]]:
+    from evalkit.cli import main
+
+    server = make_anthropic_server(responder, batch_delay=0.05)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> int:
+        return main(["run", *args, "-q", "--max-retries", "0"])
+
+    return server, run
+
+
+def test_resume_refuses_options_that_would_change_the_run(
+    tmp_path: Path, cli: tuple[Any, Callable[..., int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, run = cli
+    root = make_suite(tmp_path, n=3)
+    assert run(str(root), "--system", "baseline", "--out", "r1", "--judge", "off") == 0
+    capsys.readouterr()
+    for extra, says in [
+        (["--repeats", "3"], "1 repeat(s), not 3"),
+        (["--system", "claude"], "system is baseline, not claude"),
+        (["--judge", "on"], "not judged; --judge on would mix"),
+        ([str(tmp_path / "elsewhere")], "the run is of the suite at"),
+    ]:
+        assert run("--resume", "r1", *extra) == 2, extra
+        assert says in capsys.readouterr().err
+
+
+def test_resume_keeps_the_runs_cache_judge_and_batch_modes(
+    tmp_path: Path, cli: tuple[Any, Callable[..., int]]
+) -> None:
+    server, run = cli
+    root = make_suite(tmp_path, n=6)
+    # a replay run against an empty cache: every case is a replay miss, and nothing is sent
+    (tmp_path / "cache").mkdir()
+    assert run(str(root), "--system", "claude", "--out", "replayed", "--cache", "replay") == 0
+    assert run("--resume", "replayed") == 0
+    assert server.requests_to("/v1/messages") == [] and batch_creates(server) == []
+
+    # a batch run whose judge was off: resumed, its cases left come from its batch (collected again, not sent
+    # live or in a new batch), and are not judged
+    (root / "prompt.md").write_text("Answer the question briefly.")
+    assert run(str(root), "--system", "claude", "--out", "batched", "--batch", "--judge", "off") == 0
+    journal = tmp_path / "batched" / "results.jsonl"
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:2]))  # as if it stopped there
+    shutil.rmtree(tmp_path / "cache")  # and the cache had not kept the answers
+    server.clear_log()
+    assert run("--resume", "batched") == 0
+    assert server.requests_to("/v1/messages") == [] and batch_creates(server) == []
+    _, rows = load_run(tmp_path / "batched")
+    assert rows["case_id"].n_unique() == 6 and rows.filter(pl.col("case_status") == "error").height == 0
+    assert rows.filter(pl.col("check_kind") == "judge")["status"].unique().to_list() == ["skipped"]
+
+
+def test_resume_refuses_a_changed_prompt(
+    tmp_path: Path, cli: tuple[Any, Callable[..., int]], capsys: Any
+) -> None:
+    _, run = cli
+    root = make_suite(tmp_path, n=3)
+    assert run(str(root), "--system", "claude", "--out", "r1") == 0
+    (root / "prompt.md").write_text("Answer the question at length.")
+    assert run("--resume", "r1") == 2
+    assert "the prompt_hash has changed" in capsys.readouterr().err
+
+
+def test_a_replay_without_a_cache_to_read_stops_before_running(
+    tmp_path: Path, cli: tuple[Any, Callable[..., int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, run = cli
+    root = make_suite(tmp_path, n=3)
+    code = run(str(root), "--system", "claude", "--cache", "replay", "--cache-dir", str(tmp_path / "typo"))
+    assert code == 2 and "no cache at" in capsys.readouterr().err
+    assert server.requests == [] and not (tmp_path / "runs").exists()

@@ -22,6 +22,7 @@ from evalkit import cache as cache_module
 from evalkit.cache import (
     CACHE_DIR_ENV,
     CACHE_FORMAT_VERSION,
+    MESSAGES_ENDPOINT,
     CacheEntry,
     CacheError,
     CacheMiss,
@@ -737,3 +738,425 @@ def test_prune_needs_a_criterion_and_removes_stale_temp_files(cache: ResponseCac
     report = prune(cache.directory, keep_keys=[key])
     assert report.removed == () and report.temp_files_removed == 1
     assert not stale.exists() and fresh.exists()
+
+
+# ------------------------------------------------------------------------------------------------ review fixes
+
+# Keys computed before secret stripping was narrowed and ints were read as floats: committed caches hold these
+# files, so they must never change (or CACHE_FORMAT_VERSION must be bumped, deliberately).
+PINNED_REQUESTS: dict[str, dict[str, Any]] = {
+    "system": {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "system": "You triage support tickets.",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "My invoice is wrong"}]}],
+        "temperature": 0.0,
+        "top_p": 0.9,
+        "output_config": {
+            "format": {
+                "type": "json_schema",
+                "schema": {
+                    "type": "object",
+                    "properties": {"label": {"type": "string", "enum": ["billing", "account"]}},
+                    "required": ["label"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+    },
+    "tools": {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 2048,
+        "system": [{"type": "text", "text": "Use the tools."}],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "tools": [
+            {
+                "name": "lookup",
+                "description": "Find an order",
+                "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+            }
+        ],
+        "tool_choice": {"type": "auto"},
+        "messages": [
+            {"role": "user", "content": "Where is order 42?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"order_id": "42"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "shipped"}],
+            },
+        ],
+        "metadata": {"user_id": "u-1"},
+        "stop_sequences": ["END"],
+        "top_k": 5,
+    },
+    "judge": {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 512,
+        "system": "You grade.",
+        "messages": [{"role": "user", "content": "grade this"}],
+        "temperature": 1.0,
+    },
+}
+PINNED_KEYS = {
+    ("system", 0): "a06f90ff2c1e0b9b0727440e746671de50676be5077d0442223a2bf00d73007c",
+    ("system", 2): "d80a47bcbe9048cb20bcb6b2e07cc87046af233326850a2c41340ae6e39a370d",
+    ("tools", 0): "3fab97661de2b02a99073447c1055d151d3eaca20b1f8658fbb5885f5ca9b890",
+    ("tools", 2): "ebc2eb534eaf22c3f116d45ad92cdd909ccc844510e9a741735b23cbcd41d938",
+    ("judge", 0): "4073c05a7bf44f4db3f7652ba856bc083d5a39795846f41cdba47bcda0946a21",
+    ("judge", 2): "f366da11828dec0ed527ae1dd2b03047807aab315f591aac7bf066cf4ac7fcae",
+}
+
+
+@pytest.mark.parametrize(("name", "repeat"), list(PINNED_KEYS))
+def test_keys_of_ordinary_requests_are_pinned(name: str, repeat: int) -> None:
+    assert CACHE_FORMAT_VERSION == 1
+    request = PINNED_REQUESTS[name]
+    assert cache_key(MESSAGES_ENDPOINT, request, repeat) == PINNED_KEYS[name, repeat]
+    # credentials at the top level still never reach the key
+    with_secrets = {**request, "api_key": SECRET, "extra_headers": {"x-api-key": SECRET}}
+    assert cache_key(MESSAGES_ENDPOINT, with_secrets, repeat) == PINNED_KEYS[name, repeat]
+
+
+def _tool_use_request(tool_input: dict[str, Any]) -> dict[str, Any]:
+    messages = [
+        {"role": "user", "content": "Bake something"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "bake", "input": tool_input}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}]},
+    ]
+    return make_request(messages=messages)
+
+
+def test_secret_named_tool_inputs_are_part_of_the_key_and_the_file(cache: ResponseCache) -> None:
+    oatmeal = _tool_use_request({"cookie": "oatmeal"})
+    chocolate = _tool_use_request({"cookie": "chocolate chip"})
+    assert cache_key(ENDPOINT, oatmeal) != cache_key(ENDPOINT, chocolate)
+    key = store(cache, oatmeal)
+    assert cache.get(cache_key(ENDPOINT, chocolate)) is None  # not the oatmeal cookie's response
+    entry = cache.get(key)
+    assert entry is not None
+    assert entry.request["messages"][1]["content"][0]["input"] == {"cookie": "oatmeal"}
+    # nor anywhere else in the conversation, system text or tools
+    for change in (
+        {"system": {"type": "text", "text": "x", "password": "hunter2"}},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "token": "abc"}]}]},
+    ):
+        assert sanitize_request(make_request(**change)) == make_request(**change)
+
+
+def test_schema_properties_named_like_secrets_are_kept_whatever_their_value() -> None:
+    schema = {"type": "object", "properties": {"api_key": False, "label": {"type": "string"}}}
+    tool = {"name": "login", "input_schema": schema}
+    output_config = {"format": {"type": "json_schema", "schema": schema}}
+    request = make_request(tools=[tool], output_config=output_config)
+    clean = sanitize_request(request)
+    assert clean["tools"][0]["input_schema"]["properties"]["api_key"] is False
+    assert clean["output_config"]["format"]["schema"]["properties"]["api_key"] is False
+    without = {"type": "object", "properties": {"label": {"type": "string"}}}
+    assert cache_key(ENDPOINT, request) != cache_key(
+        ENDPOINT,
+        make_request(
+            tools=[{"name": "login", "input_schema": without}],
+            output_config={"format": {"type": "json_schema", "schema": without}},
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["anthropic_auth_token", "api_token", "password", "token", "auth_token", "Cookie", "client_secret"],
+)
+def test_more_top_level_credentials_never_reach_the_key_or_the_file(cache: ResponseCache, name: str) -> None:
+    request = make_request(**{name: SECRET})
+    assert cache_key(ENDPOINT, request) == cache_key(ENDPOINT, make_request())
+    key = store(cache, request)
+    assert SECRET not in cache.path_for(key).read_text(encoding="utf-8")
+
+
+def test_mcp_server_authorization_tokens_never_reach_the_key_or_the_file(cache: ResponseCache) -> None:
+    def request(**server: Any) -> dict[str, Any]:
+        base = {"type": "url", "url": "https://mcp.example.com/sse", "name": "example"}
+        return make_request(mcp_servers=[{**base, **server}])
+
+    with_token = request(authorization_token=SECRET)
+    assert cache_key(ENDPOINT, with_token) == cache_key(ENDPOINT, request())
+    assert cache_key(ENDPOINT, request(name="other")) != cache_key(ENDPOINT, request())
+    key = store(cache, with_token)
+    text = cache.path_for(key).read_text(encoding="utf-8")
+    assert SECRET not in text and "https://mcp.example.com/sse" in text
+
+
+@pytest.mark.parametrize(("name", "as_int", "as_float"), [("temperature", 0, 0.0), ("top_p", 1, 1.0)])
+def test_int_and_float_sampling_parameters_share_a_key(
+    cache: ResponseCache, name: str, as_int: int, as_float: float
+) -> None:
+    recorded = make_request(**{name: as_float})  # as a suite's TOML loads it
+    key = store(cache, recorded)
+    asked = make_request(**{name: as_int})  # as ClaudeSystem(temperature=0) builds it
+    assert cache_key(ENDPOINT, asked) == key
+    assert cache.get(cache_key(ENDPOINT, asked)) is not None
+    assert cache_key(ENDPOINT, make_request(**{name: 0.5})) != key  # other values still differ
+    assert cache_key(ENDPOINT, make_request(max_tokens=512)) == cache_key(ENDPOINT, make_request())
+    assert PINNED_KEYS["system", 0] == cache_key(
+        MESSAGES_ENDPOINT, {**PINNED_REQUESTS["system"], "temperature": 0}
+    )
+
+
+def test_entry_recorded_with_an_int_temperature_is_not_reported_corrupt(cache: ResponseCache) -> None:
+    request = make_request(temperature=0)
+    document = {"format": CACHE_FORMAT_VERSION, "endpoint": ENDPOINT, "request": request, "repeat": 0}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    old_key = hashlib.sha256(text.encode("utf-8")).hexdigest()  # its key before ints were read as floats
+    assert old_key != cache_key(ENDPOINT, request)
+    path = cache.path_for(old_key)
+    path.parent.mkdir(parents=True)
+    entry = {**document, "key": old_key, "response": make_response(), "meta": dict(META)}
+    path.write_text(json.dumps(entry, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    summary = scan(cache.directory)
+    assert summary.corrupt == {} and summary.entries == 1
+
+
+NOT_MESSAGES: dict[str, Any] = {
+    "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    "no-content": {"type": "message", "role": "assistant"},
+    "no-type": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+    "list": [{"type": "text", "text": "hi"}],
+    "string": "hi",
+}
+
+
+@pytest.mark.parametrize("kind", list(NOT_MESSAGES))
+def test_messages_entry_whose_response_is_not_a_message_is_corrupt(tmp_path: Path, kind: str) -> None:
+    writer = ResponseCache(tmp_path)
+    request = make_request()
+    key = cache_key(MESSAGES_ENDPOINT, request)
+    writer.put(key, MESSAGES_ENDPOINT, request, 0, NOT_MESSAGES[kind], META)
+    path = writer.path_for(key)
+
+    with pytest.warns(CorruptCacheEntryWarning, match="not a message") as record:
+        assert writer.get(key, label="tri-001") is None
+    assert str(path) in str(record[0].message)
+    assert (writer.stats.hits, writer.stats.misses, writer.stats.corrupt) == (0, 1, 1)
+
+    replay = ResponseCache(tmp_path, mode="replay")
+    with pytest.raises(CorruptCacheEntry, match="not a message") as info:
+        replay.get(key)
+    assert info.value.path == path
+
+    summary = scan(tmp_path)
+    assert summary.entries == 0 and "not a message" in summary.corrupt[path]
+
+    writer.put(key, MESSAGES_ENDPOINT, request, 0, make_response(), META)  # refetched
+    assert writer.get(key) is not None
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from evalkit.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse rejects bad input with exit 2
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("days", ["-1", "nan", "inf", "1e10", "1000000", "0", "soon"])
+def test_prune_rejects_unusable_ages_with_exit_2(
+    populated: tuple[ResponseCache, dict[str, str], datetime], capsys: pytest.CaptureFixture[str], days: str
+) -> None:
+    cache = populated[0]
+    code, _, err = _cli(capsys, "cache", "prune", "--older-than", days, "--cache-dir", str(cache.directory))
+    assert code == 2
+    assert "--older-than" in err and "Traceback" not in err
+    assert scan(cache.directory).entries == 3
+
+
+@pytest.mark.parametrize("days", [float("nan"), float("inf"), -1.0, 1e10, 1_000_000])
+def test_prune_function_rejects_unusable_ages_with_value_error(cache: ResponseCache, days: float) -> None:
+    with pytest.raises(ValueError, match="older_than_days"):
+        prune(cache.directory, older_than_days=days)
+
+
+def _deny(monkeypatch: pytest.MonkeyPatch, name: str, denied: set[Path]) -> None:
+    """Make os.<name> (as evalkit.cache calls it) fail with EACCES for the given paths."""
+    real = getattr(cache_module.os, name)
+
+    def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path) in denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache_module.os, name, guarded)
+
+
+def test_stats_report_an_unreadable_shard_folder(
+    populated: tuple[ResponseCache, dict[str, str], datetime],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cache, keys, _ = populated
+    shard = cache.path_for(keys["old"]).parent
+    _deny(monkeypatch, "scandir", {shard})
+    summary = scan(cache.directory)
+    assert summary.unreadable == {shard: "Permission denied"}
+    assert summary.entries == 3 - sum(cache.path_for(k).parent == shard for k in keys.values())
+    code, out, _ = _cli(capsys, "cache", "stats", "--cache-dir", str(cache.directory))
+    assert code == 0
+    assert f"unreadable: {shard}: Permission denied" in out
+
+
+def test_stats_report_an_unreadable_entry_file(
+    populated: tuple[ResponseCache, dict[str, str], datetime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, keys, _ = populated
+    locked = cache.path_for(keys["mid"])
+    real = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(cache_module.Path, "read_bytes", read_bytes)
+    summary = scan(cache.directory)
+    assert locked in summary.unreadable and "Permission denied" in summary.unreadable[locked]
+    assert summary.corrupt == {} and summary.entries == 2
+
+
+def test_prune_goes_on_past_files_it_cannot_remove_and_exits_2(
+    populated: tuple[ResponseCache, dict[str, str], datetime],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cache, keys, now = populated
+    stuck, gone = cache.path_for(keys["old"]), cache.path_for(keys["mid"])
+    _deny(monkeypatch, "unlink", {stuck})
+
+    report = prune(cache.directory, older_than_days=10, now=now)
+    assert report.removed == (gone,) and not gone.exists()
+    assert report.failed == {stuck: "Permission denied"} and stuck.exists()
+    assert not report.complete
+
+    store(cache, make_request(temperature=0.2, model="claude-haiku-4-5"))  # "mid" again, now new
+    _backdate(cache, keys["mid"], 20, datetime.now(UTC))
+    code, out, err = _cli(capsys, "cache", "prune", "--older-than", "10", "--cache-dir", str(cache.directory))
+    assert code == 2
+    assert out.startswith("removed 2 entries")  # "mid" again and "new": all but the stuck one are gone
+    assert "could not remove 1 file" in err and f"{stuck}: Permission denied" in err
+    assert stuck.exists() and not gone.exists() and not cache.path_for(keys["new"]).exists()
+
+
+def test_prune_reports_unreadable_folders_and_exits_2(
+    populated: tuple[ResponseCache, dict[str, str], datetime],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cache, keys, _ = populated
+    shard = cache.path_for(keys["new"]).parent
+    _deny(monkeypatch, "scandir", {shard})
+    code, _, err = _cli(capsys, "cache", "prune", "--older-than", "30", "--cache-dir", str(cache.directory))
+    assert code == 2
+    assert f"{shard}: Permission denied" in err and "not considered" in err
+
+
+def test_stats_text_on_corrupt_entries_is_true(
+    populated: tuple[ResponseCache, dict[str, str], datetime], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache, keys, _ = populated
+    broken = cache.path_for(keys["old"])
+    broken.write_text("{ truncated", encoding="utf-8")
+    code, out, _ = _cli(capsys, "cache", "stats", "--cache-dir", str(cache.directory))
+    assert code == 0
+    assert f"corrupt: {broken}: not valid JSON" in out
+    assert "does not touch" not in out
+    assert "replay run stops with an error" in out and "prune --older-than" in out
+    # and it is true: prune removes a corrupt entry once its file is old enough
+    os.utime(broken, (0, 0))
+    assert broken in prune(cache.directory, older_than_days=30).removed
+
+
+def test_dry_run_lists_what_it_would_remove_bounded(
+    cache: ResponseCache, capsys: pytest.CaptureFixture[str]
+) -> None:
+    now = datetime.now(UTC)
+    keys = [store(cache, make_request(temperature=i / 100)) for i in range(25)]
+    for key in keys:
+        _backdate(cache, key, 40, now)
+    code, out, _ = _cli(
+        capsys, "cache", "prune", "--older-than", "30", "--dry-run", "--cache-dir", str(cache.directory)
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("would remove 25 entries")
+    listed = [line.strip() for line in lines[1:] if line.strip().endswith(".json")]
+    assert len(listed) == 20 and all(Path(p) in {cache.path_for(k) for k in keys} for p in listed)
+    assert lines[-1].strip() == "... and 5 more"
+    assert scan(cache.directory).entries == 25
+
+
+def test_prune_reports_the_stale_temp_files_it_removed(
+    cache: ResponseCache, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = store(cache)
+    stale = [cache.path_for(key).with_name(f".{key}.{n}.tmp") for n in ("0000", "1111")]
+    for path in stale:
+        path.write_text("{", encoding="utf-8")
+        os.utime(path, (0, 0))
+    code, out, _ = _cli(capsys, "cache", "prune", "--older-than", "30", "--cache-dir", str(cache.directory))
+    assert code == 0
+    assert "removed 0 entries (0.00 MB) and 2 stale temp files; kept 1" in out
+    assert not any(path.exists() for path in stale)
+
+
+def test_docstrings_name_the_endpoint_the_runner_uses() -> None:
+    assert MESSAGES_ENDPOINT == "/v1/messages"
+    for doc in (cache_key.__doc__ or "", ResponseCache.__doc__ or ""):
+        assert "/v1/messages" in doc
+    assert 'cache_key("messages"' not in (ResponseCache.__doc__ or "")
+
+
+def test_check_readable_fails_a_replay_without_a_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "no-such-cache"
+    with pytest.raises(CacheError) as info:
+        ResponseCache(missing, mode="replay").check_readable()
+    for text in (f"no cache at {missing}", "does not exist", "--cache-dir", CACHE_DIR_ENV):
+        assert text in str(info.value)
+    a_file = tmp_path / "cache.json"
+    a_file.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(CacheError, match="not a directory"):
+        ResponseCache(a_file, mode="replay").check_readable()
+    for mode in ("readwrite", "refresh", "off"):
+        ResponseCache(missing, mode=mode).check_readable()  # type: ignore[arg-type]
+    assert not missing.exists()
+    store(ResponseCache(tmp_path / "cache"))
+    ResponseCache(tmp_path / "cache", mode="replay").check_readable()
+    _deny(monkeypatch, "scandir", {tmp_path / "cache"})
+    with pytest.raises(CacheError, match="cannot read it"):
+        ResponseCache(tmp_path / "cache", mode="replay").check_readable()
+
+
+def test_entries_of_the_runs_own_batch_are_not_counted_as_saved(tmp_path: Path) -> None:
+    key = store(ResponseCache(tmp_path), meta={**META, "batch_id": "msgbatch_01"})
+    run = ResponseCache(tmp_path)
+    run.paid_batches.add("msgbatch_01")
+    entry = run.get(key)
+    assert entry is not None and run.paid_for(entry)
+    s = run.stats
+    assert (s.hits, s.misses, s.tokens_saved, s.dollars_saved, s.hits_unknown_cost) == (0, 1, 0, 0.0, 0)
+    later = ResponseCache(tmp_path)  # a later run did not pay for that batch: a real saving
+    assert later.get(key) is not None
+    assert (later.stats.hits, later.stats.dollars_saved) == (1, pytest.approx(0.0005))
+    odd = store(
+        ResponseCache(tmp_path), make_request(temperature=0.9), meta={"batch_id": ["not", "a", "str"]}
+    )
+    assert run.get(odd) is not None and run.stats.hits == 1  # an edited batch_id does not break the lookup

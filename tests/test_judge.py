@@ -794,3 +794,30 @@ def test_replay_never_calls_the_api_even_for_a_bad_cached_verdict(
     with pytest.raises(Exception):  # noqa: B017 - any error will do; a verdict fetched from the API will not
         replay(check, ANSWER, case)
     assert judge_requests(offline) == []
+
+
+def test_the_run_summary_names_a_judges_replay_miss(tmp_path: Path) -> None:
+    """A case whose output was had but whose verdict was not in a replayed cache: the summary says which and why."""
+    import json
+
+    from evalkit.results import load_run
+    from evalkit.runner import Runner, RunOptions
+    from evalkit.suite import load_suite
+    from evalkit.summary import format_summary
+    from evalkit.systems import load_system
+
+    root = tmp_path / "suite"
+    root.mkdir()
+    row = {"id": "q7", "input": {"q": 7}, "checks": [{"kind": "judge", "field": "answer", "rubric": RUBRIC}]}
+    (root / "cases.jsonl").write_text(json.dumps(row) + "\n")
+    (root / "suite.toml").write_text('name = "replayed"\n')
+    (root / "baseline.py").write_text(f"def predict(input):\n    return {{'answer': {ANSWER!r}}}\n")
+    (tmp_path / "cache").mkdir()
+    suite = load_suite(root)
+    opts = RunOptions(
+        out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, cache_mode="replay"
+    )
+    outcome = Runner(suite, load_system("baseline", suite), opts).run()
+    summary = format_summary(*load_run(outcome.run_dir))
+    assert "1 x CacheMiss: No cached response for 'judge for case q7 repeat 0'" in summary
+    assert "unknown error" not in summary
