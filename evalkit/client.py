@@ -22,6 +22,7 @@ import ssl
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -362,18 +363,45 @@ def _backoff(attempt: int) -> float:
     return float(min(_BAD_RESPONSE_BACKOFF_S * 2 ** (attempt - 1), _BAD_RESPONSE_BACKOFF_MAX_S))
 
 
+def _status_kind(status: int) -> ErrorKind:
+    """The kind of an API error answered with HTTP ``status``."""
+    if status == 429:
+        return "rate_limit"
+    if status == 529:
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    return "bad_request"
+
+
+# the API's error types and the HTTP status each is answered with on a direct call
+_ERROR_TYPE_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
 def _errored_kind(error: Any) -> tuple[ErrorKind, int | None]:
-    kinds: dict[str, tuple[ErrorKind, int | None]] = {
-        "invalid_request_error": ("bad_request", 400),
-        "authentication_error": ("auth", 401),
-        "permission_error": ("auth", 403),
-        "not_found_error": ("bad_request", 404),
-        "request_too_large": ("bad_request", 413),
-        "rate_limit_error": ("rate_limit", 429),
-        "api_error": ("server", 500),
-        "overloaded_error": ("overloaded", 529),
-    }
-    return kinds.get(str(error), ("server", None))
+    """A batch item's error type as the kind and status the same error has on a direct call.
+
+    A type this module does not know is a ``bad_request`` (never retried: trying again could pay twice).
+    """
+    status = _ERROR_TYPE_STATUS.get(str(error))
+    if status is None:
+        return "bad_request", None
+    return _status_kind(status), status
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -468,9 +496,13 @@ class Client:
     """Calls the Messages API through the official SDK, with evalkit's request dicts and results.
 
     ``api_key`` and ``base_url`` default to the SDK's environment handling (``ANTHROPIC_API_KEY``,
-    ``ANTHROPIC_BASE_URL``). ``max_concurrency`` bounds async calls in flight; ``max_retries`` and
-    ``timeout`` (seconds) go to the SDK. ``prices`` replaces the price table used for ``cost_usd``
-    (default: ``pricing.current_prices()``, which honours ``EVALKIT_PRICES``).
+    ``ANTHROPIC_BASE_URL``). ``max_concurrency`` bounds the calls in flight: the blocking calls of all
+    threads (``create``, ``parse``, ``count_tokens``) share one bound, and each event loop's async calls
+    have their own (each running loop gets its own async SDK client and semaphore, as a connection pool
+    belongs to one loop; ``aclose`` in a loop closes that loop's client). ``max_retries`` and ``timeout``
+    (seconds) go to the SDK. ``prices`` replaces the price table used for ``cost_usd`` (default:
+    ``pricing.current_prices()``, which honours ``EVALKIT_PRICES``: a bad file raises ``EvalkitError``
+    before a request is sent).
     """
 
     def __init__(
@@ -496,9 +528,12 @@ class Client:
         # one SDK client per calling thread: see sync_client
         self._local = threading.local()
         self._syncs: list[tuple[threading.Thread, anthropic.Anthropic]] = []
-        self._async: anthropic.AsyncAnthropic | None = None
-        self._async_loop: asyncio.AbstractEventLoop | None = None
-        self._semaphore: asyncio.Semaphore | None = None
+        # blocking calls in flight, across threads
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        # each event loop's async SDK client and semaphore (dropped with the loop)
+        self._loops: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[anthropic.AsyncAnthropic, asyncio.Semaphore]
+        ] = weakref.WeakKeyDictionary()
         self._batch_requests: dict[str, dict[str, dict[str, Any]]] = {}
 
     def __repr__(self) -> str:
@@ -510,6 +545,7 @@ class Client:
     # ---- SDK clients ----------------------------------------------------------------------------------------
 
     def _client_kwargs(self) -> dict[str, Any]:
+        self._check_key()
         return {
             "api_key": self._api_key,
             "base_url": self.base_url,
@@ -530,8 +566,9 @@ class Client:
         if client is not None:
             return client
         try:
+            kwargs = self._client_kwargs()
             http = anthropic.DefaultHttpxClient(verify=tls_context())
-            client = anthropic.Anthropic(**self._client_kwargs(), http_client=http)
+            client = anthropic.Anthropic(**kwargs, http_client=http)
         except Exception as exc:  # e.g. a broken credentials profile
             self._raise(exc)
         with self._lock:
@@ -548,16 +585,20 @@ class Client:
         """The async SDK client and the concurrency semaphore for the running event loop."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            if self._async is None or self._semaphore is None or self._async_loop is not loop:
-                # An httpx connection pool and a semaphore belong to one event loop: make new ones.
+            parts = self._loops.get(loop)
+            if parts is None:
+                # An httpx connection pool and a semaphore belong to one event loop: make new ones. Another
+                # loop's stay its own; one whose loop has closed cannot be closed any more, and is dropped.
+                for old in [old for old in self._loops if old.is_closed()]:
+                    del self._loops[old]
                 try:
+                    kwargs = self._client_kwargs()
                     http_async = anthropic.DefaultAsyncHttpxClient(verify=tls_context())
-                    self._async = anthropic.AsyncAnthropic(**self._client_kwargs(), http_client=http_async)
+                    client = anthropic.AsyncAnthropic(**kwargs, http_client=http_async)
                 except Exception as exc:
                     self._raise(exc)
-                self._semaphore = asyncio.Semaphore(self.max_concurrency)
-                self._async_loop = loop
-            return self._async, self._semaphore
+                parts = self._loops[loop] = (client, asyncio.Semaphore(self.max_concurrency))
+            return parts
 
     def close(self) -> None:
         """Close the blocking SDK clients (the async one is closed by ``aclose``)."""
@@ -568,12 +609,11 @@ class Client:
             sync.close()
 
     async def aclose(self) -> None:
+        """Close the running event loop's async SDK client, and the blocking ones."""
         with self._lock:
-            client, self._async = self._async, None
-            self._semaphore = None
-            self._async_loop = None
-        if client is not None:
-            await client.close()
+            parts = self._loops.pop(asyncio.get_running_loop(), None)
+        if parts is not None:
+            await parts[0].close()
         self.close()
 
     def __enter__(self) -> Client:
@@ -589,13 +629,45 @@ class Client:
 
     # ---- errors ---------------------------------------------------------------------------------------------
 
+    def _check_key(self) -> None:
+        """Refuse a credential with surrounding whitespace (a newline read from a file, say) before it is sent.
+
+        httpx rejects such a header value with an error that shows it; the API would refuse it anyway.
+        """
+        # the one the SDK sends: the argument, else ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN
+        if self._api_key is not None:
+            source, value = "the api_key argument", self._api_key
+        elif os.environ.get("ANTHROPIC_API_KEY"):
+            source, value = "ANTHROPIC_API_KEY", os.environ["ANTHROPIC_API_KEY"]
+        else:
+            source, value = "ANTHROPIC_AUTH_TOKEN", os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
+        if value != value.strip():
+            raise CallError(
+                "auth",
+                None,
+                f"the API key in {source} has leading or trailing whitespace (a newline?); remove it",
+            )
+
     def _secrets(self) -> list[str]:
+        """Each credential in every form an error text could show it: as is, stripped, and escaped."""
         candidates = [
             self._api_key,
             os.environ.get("ANTHROPIC_API_KEY"),
             os.environ.get("ANTHROPIC_AUTH_TOKEN"),
         ]
-        return [s for s in candidates if s and len(s) >= _SECRET_MIN_LENGTH]
+        forms: set[str] = set()
+        for secret in filter(None, candidates):
+            for text in (secret, secret.strip()):
+                forms.update(
+                    (
+                        text,
+                        repr(text)[1:-1],  # a str's repr: \n, \t, \\ and quotes escaped
+                        repr(text.encode("utf-8", "backslashreplace"))[2:-1],  # a bytes repr: b'...'
+                        json.dumps(text)[1:-1],
+                    )
+                )
+        # the longest first, so that no part of a longer form is left behind
+        return sorted((s for s in forms if len(s) >= _SECRET_MIN_LENGTH), key=len, reverse=True)
 
     def _scrub(self, text: str) -> str:
         for secret in self._secrets():
@@ -622,18 +694,7 @@ class Client:
             status = exc.status_code
             request_id = exc.request_id
             message = getattr(exc, "api_message", None) or exc.message
-            if status == 429:
-                kind = "rate_limit"
-            elif status == 529 or isinstance(exc, anthropic.OverloadedError):
-                kind = "overloaded"
-            elif status in (401, 403):
-                kind = "auth"
-            elif status == 408:
-                kind = "timeout"
-            elif status >= 500:
-                kind = "server"
-            else:
-                kind = "bad_request"
+            kind = "overloaded" if isinstance(exc, anthropic.OverloadedError) else _status_kind(status)
         elif isinstance(exc, anthropic.APIResponseValidationError):
             kind, status = "bad_response", exc.status_code
         elif isinstance(exc, json.JSONDecodeError):
@@ -681,6 +742,10 @@ class Client:
                     continue
                 self._raise(exc)
 
+    def _price_table(self) -> Mapping[str, pricing.ModelPrice]:
+        """The prices for a call's cost, read before it is sent: a bad price file fails it unsent."""
+        return self.prices if self.prices is not None else pricing.current_prices()
+
     def _result_from_dict(
         self,
         data: Any,
@@ -689,12 +754,13 @@ class Client:
         *,
         structured: bool,
         request_id: str | None,
+        prices: Mapping[str, pricing.ModelPrice],
     ) -> CallResult:
         return CallResult.from_message(
             data,
             requested_model=str(request["model"]),
             latency_s=latency_s,
-            prices=self.prices,
+            prices=prices,
             structured=structured,
             request_id=request_id,
         )
@@ -706,13 +772,16 @@ class Client:
         latency_s: float,
         *,
         structured: bool,
+        prices: Mapping[str, pricing.ModelPrice],
     ) -> CallResult:
         request_id = getattr(message, "_request_id", None)
         try:
             data = message.to_dict(mode="json")
         except Exception as exc:  # a reply the SDK could not model
             raise CallError("bad_response", None, f"unreadable reply: {exc}", request_id) from None
-        return self._result_from_dict(data, request, latency_s, structured=structured, request_id=request_id)
+        return self._result_from_dict(
+            data, request, latency_s, structured=structured, request_id=request_id, prices=prices
+        )
 
     # ---- messages -------------------------------------------------------------------------------------------
 
@@ -720,13 +789,16 @@ class Client:
         """One ``messages.create`` call. Raises ``CallError`` once retries are spent."""
         _check_request(request)
         kwargs = _split_request(request, "create")
+        prices = self._price_table()
         client = self.sync_client
+        slots = self._slots
         started = time.perf_counter()
 
         def call() -> tuple[Any, str | None]:
             # the raw body, decoded once: building the SDK's message model only to dump it again costs
             # more CPU than the rest of a call's handling
-            raw = client.messages.with_raw_response.create(**kwargs)
+            with slots:
+                raw = client.messages.with_raw_response.create(**kwargs)
             return json.loads(raw.http_response.content), raw.headers.get("request-id")
 
         data, request_id = self._run(call)
@@ -736,18 +808,20 @@ class Client:
             time.perf_counter() - started,
             structured=is_structured(request),
             request_id=request_id,
+            prices=prices,
         )
 
     async def acreate(self, request: Mapping[str, Any]) -> CallResult:
         """``create`` for asyncio, with at most ``max_concurrency`` calls in flight."""
         _check_request(request)
         kwargs = _split_request(request, "create")
+        prices = self._price_table()
         client, semaphore = self._async_parts()
         async with semaphore:
             started = time.perf_counter()
             message = await self._arun(lambda: client.messages.create(**kwargs))
             latency = time.perf_counter() - started
-        return self._result(message, request, latency, structured=is_structured(request))
+        return self._result(message, request, latency, structured=is_structured(request), prices=prices)
 
     def parse(self, request: Mapping[str, Any], model_cls: type[ModelT]) -> tuple[ModelT, CallResult]:
         """``messages.parse(output_format=model_cls)``: the validated instance and the call's result.
@@ -756,22 +830,29 @@ class Client:
         """
         _check_request(request)
         kwargs = _split_request(request, "parse")
+        prices = self._price_table()
         client = self.sync_client
         started = time.perf_counter()
-        message = self._run(lambda: client.messages.parse(**kwargs, output_format=model_cls))
-        result = self._result(message, request, time.perf_counter() - started, structured=True)
+
+        def call() -> Any:
+            with self._slots:
+                return client.messages.parse(**kwargs, output_format=model_cls)
+
+        message = self._run(call)
+        result = self._result(message, request, time.perf_counter() - started, structured=True, prices=prices)
         return self._parsed(message, model_cls, result), result
 
     async def aparse(self, request: Mapping[str, Any], model_cls: type[ModelT]) -> tuple[ModelT, CallResult]:
         """``parse`` for asyncio, within the concurrency bound."""
         _check_request(request)
         kwargs = _split_request(request, "parse")
+        prices = self._price_table()
         client, semaphore = self._async_parts()
         async with semaphore:
             started = time.perf_counter()
             message = await self._arun(lambda: client.messages.parse(**kwargs, output_format=model_cls))
             latency = time.perf_counter() - started
-        result = self._result(message, request, latency, structured=True)
+        result = self._result(message, request, latency, structured=True, prices=prices)
         return self._parsed(message, model_cls, result), result
 
     @staticmethod
@@ -790,10 +871,16 @@ class Client:
         """Input tokens for ``request`` from ``messages.count_tokens`` (generation settings are ignored)."""
         _check_request(request, need_max_tokens=False)
         accepted = _keyword_params("count_tokens")
-        kwargs = {key: value for key, value in request.items() if key in accepted}
+        kwargs: dict[str, Any] = {key: value for key, value in request.items() if key in accepted}
+        if "output_format" in request:  # create sends it in the body (see _split_request), and it counts
+            kwargs["extra_body"] = {"output_format": request["output_format"]}
         client = self.sync_client
-        counted = self._run(lambda: client.messages.count_tokens(**kwargs))
-        return int(counted.input_tokens)
+
+        def call() -> Any:
+            with self._slots:
+                return client.messages.count_tokens(**kwargs)
+
+        return int(self._run(call).input_tokens)
 
     # ---- batches --------------------------------------------------------------------------------------------
 
@@ -807,6 +894,8 @@ class Client:
             if custom_id in requests:
                 raise ValueError(f"duplicate custom_id {custom_id!r}")
             requests[custom_id] = dict(request)
+        if self.prices is None:
+            pricing.current_prices()  # a bad price file fails here, before the batch is paid for
         client = self.sync_client
         payload: Any = [{"custom_id": cid, "params": params} for cid, params in requests.items()]
         batch = self._run(lambda: client.messages.batches.create(requests=payload))
@@ -862,6 +951,7 @@ class Client:
         """
         with self._lock:
             known = requests if requests is not None else self._batch_requests.get(batch_id, {})
+        prices = self._price_table()  # a bad price file fails here, before the results are fetched
         status = self.batch_status(batch_id)
         if not status.ended:
             raise CallError(
@@ -885,7 +975,7 @@ class Client:
                         requested_model=str(request.get("model") or data.get("model") or ""),
                         latency_s=latency,
                         batch=True,
-                        prices=self.prices,
+                        prices=prices,
                         structured=is_structured(request),
                     )
                 except CallError as exc:

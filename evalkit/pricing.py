@@ -16,11 +16,17 @@ Override or extend the table with a JSON or TOML file, passed to ``load_prices(p
     # cache_write, cache_write_1h and cache_read default to 1.25x, 2x and 0.1x input
 
 A file may also map model names to prices at its top level, without ``models``.
+
+An override of an undated alias (``claude-haiku-4-5``) also applies to the dated ids the built-in table
+pins it to (``claude-haiku-4-5-20251001``, see ``PINNED_IDS``), so a call priced by the id the API answered
+with gets the file's price; a file that also names the dated id gives that id its own price. An override of
+a dated id applies to that id only. Prices must be finite and not negative.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import tomllib
@@ -33,6 +39,7 @@ from evalkit.errors import EvalkitError
 
 __all__ = [
     "DEFAULT_PRICES",
+    "PINNED_IDS",
     "PRICES_AS_OF",
     "PRICES_ENV_VAR",
     "ModelPrice",
@@ -84,8 +91,13 @@ class ModelPrice:
         )
 
 
+PINNED_IDS: dict[str, tuple[str, ...]] = {}
+"""Each undated alias of the built-in table -> the dated ids it stands for."""
+
+
 def _pinned(dated: str, alias: str, input: float, output: float) -> dict[str, ModelPrice]:
     price = ModelPrice.from_rates(input, output)
+    PINNED_IDS[alias] = (*PINNED_IDS.get(alias, ()), dated)
     return {dated: price, alias: price}
 
 
@@ -103,9 +115,15 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = {
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{where}: expected a number, got {value!r}")
-    if value < 0:
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{where}: a price must be a finite number, got {value}")
+    if number < 0:
         raise ValueError(f"{where}: a price cannot be negative ({value})")
-    return float(value)
+    return number
 
 
 def _parse_table(data: Any, source: str) -> dict[str, ModelPrice]:
@@ -154,8 +172,18 @@ def read_price_file(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
 
 
 def load_prices(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
-    """The built-in table with a JSON or TOML file's prices laid over it (the file wins)."""
-    return {**DEFAULT_PRICES, **read_price_file(path)}
+    """The built-in table with a JSON or TOML file's prices laid over it (the file wins).
+
+    A file's price for an alias also replaces the built-in price of its dated ids (``PINNED_IDS``), unless
+    the file prices the dated id itself.
+    """
+    overrides = read_price_file(path)
+    table = dict(DEFAULT_PRICES)
+    for alias, dated_ids in PINNED_IDS.items():
+        if alias in overrides:
+            table.update(dict.fromkeys(dated_ids, overrides[alias]))
+    table.update(overrides)
+    return table
 
 
 _env_cache: tuple[tuple[str, float], dict[str, ModelPrice]] | None = None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import pickle
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,10 +21,12 @@ from evalkit.client import (
     CallError,
     CallResult,
     Client,
+    _errored_kind,
     is_structured,
     output_format_for,
     structured_request,
 )
+from evalkit.errors import EvalkitError
 from evalkit.testing import PINNED_MODEL_IDS, FaultPlan, LocalAnthropicServer, Reply
 
 API_KEY = "sk-ant-test-client-fedcba9876543210"
@@ -340,6 +344,51 @@ def test_rejected_key_is_an_auth_error_that_does_not_show_the_key(make_anthropic
     assert API_KEY not in str(error) and API_KEY not in repr(error) and API_KEY not in repr(client)
 
 
+@pytest.mark.parametrize("source", ["argument", "environment"])
+@pytest.mark.parametrize("padded", [API_KEY + "\n", API_KEY + " ", "\t" + API_KEY, API_KEY + "\r\n"])
+def test_a_key_with_surrounding_whitespace_is_refused_without_showing_it(
+    anthropic_server: LocalAnthropicServer, monkeypatch: pytest.MonkeyPatch, padded: str, source: str
+) -> None:
+    """httpx refuses a header value ending in a newline with an error that quotes it (the run directory keeps the
+    error's text): the client refuses the key first, and says why without showing it."""
+    if source == "environment":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", padded)
+    key = padded if source == "argument" else None
+    client = Client(api_key=key, base_url=anthropic_server.base_url, max_retries=0)
+    _open_clients.append(client)
+
+    async def acreate() -> CallResult:
+        try:
+            return await client.acreate(ask())
+        finally:
+            await client.aclose()
+
+    for call in (lambda: client.create(ask()), lambda: asyncio.run(acreate())):
+        with pytest.raises(CallError) as caught:
+            call()
+        error = caught.value
+        assert (error.kind, error.status) == ("auth", None) and not error.retryable
+        assert "whitespace" in error.message
+        shown = str(error) + repr(error) + json.dumps(error.to_dict())
+        assert API_KEY not in shown and API_KEY[:12] not in shown
+    assert anthropic_server.requests == []
+
+
+def test_error_texts_are_scrubbed_of_every_form_of_the_key() -> None:
+    key = "sk-ant-odd\tkey-0123456789"
+    texts = [
+        f"LocalProtocolError: Illegal header value {('Bearer ' + key + chr(10)).encode()!r}",
+        f"header {key + chr(10)!r}",
+        f"body {json.dumps({'k': key})}",
+        f"stripped {key.strip()} and as is {key}",
+    ]
+    for padded in (key + "\n", key + " ", key):
+        client = Client(api_key=padded)
+        for text in texts:
+            scrubbed = client._scrub(text)
+            assert "sk-ant-odd" not in scrubbed and "[redacted]" in scrubbed, (padded, scrubbed)
+
+
 def test_api_key_never_reaches_the_request_log(make_anthropic_server: MakeServer) -> None:
     server = make_anthropic_server(faults={0: "rate_limit", 3: "server_error"}, retry_after=0.05)
     client = client_for(server, max_retries=2)
@@ -434,6 +483,61 @@ def test_async_calls_are_bounded_by_max_concurrency(make_anthropic_server: MakeS
     assert server.max_in_flight == 4
 
 
+def test_blocking_calls_from_many_threads_are_bounded_by_max_concurrency(
+    make_anthropic_server: MakeServer,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = make_anthropic_server(lambda body: TICKET, latency=0.2)
+    client = client_for(server, max_concurrency=8)
+    calls: list[Callable[[], object]] = [
+        lambda: client.create(ask()),
+        lambda: client.parse(ask(), Ticket),
+        lambda: client.count_tokens(ask()),
+    ]
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(lambda i: calls[i % 3](), range(32)))
+
+    assert len(results) == 32 and all(results)
+    assert server.max_in_flight == 8
+
+
+def test_each_event_loop_keeps_its_own_async_client_until_it_closes_it(
+    anthropic_server: LocalAnthropicServer,
+) -> None:
+    """Two loops at once: neither replaces the other's SDK client (and so its bound), and each one's aclose
+    closes its own client, not the other loop's."""
+    client = client_for(anthropic_server)
+    a_started, b_done = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+
+    async def loop_a() -> None:
+        await client.acreate(ask())
+        seen["a"] = client._async_parts()[0]
+        a_started.set()
+        await asyncio.to_thread(b_done.wait, 10)  # loop b runs meanwhile
+        await client.acreate(ask())
+        seen["a again"] = client._async_parts()[0]
+        await client.aclose()
+
+    async def loop_b() -> None:
+        await client.acreate(ask())
+        seen["b"] = client._async_parts()[0]
+        await client.aclose()
+
+    thread = threading.Thread(target=lambda: asyncio.run(loop_a()))
+    thread.start()
+    try:
+        assert a_started.wait(10)
+        asyncio.run(loop_b())
+    finally:
+        b_done.set()
+        thread.join(10)
+    assert seen["a again"] is seen["a"] and seen["b"] is not seen["a"]
+    assert seen["a"].is_closed() and seen["b"].is_closed()
+    assert len(anthropic_server.requests) == 3
+
+
 # ---- count_tokens ----------------------------------------------------------------------------------------------
 
 
@@ -452,6 +556,17 @@ def test_count_tokens_equals_the_usage_of_the_same_request(anthropic_server: Loc
     count_body = anthropic_server.requests[0].body
     assert "max_tokens" not in count_body and "temperature" not in count_body
     assert client.count_tokens(ask()) < counted
+
+
+def test_count_tokens_counts_a_top_level_output_format(anthropic_server: LocalAnthropicServer) -> None:
+    """The older top-level ``output_format`` goes in create's body; count_tokens sends it too."""
+    client = client_for(anthropic_server)
+    request = ask(output_format=output_format_for(Ticket))
+    counted = client.count_tokens(request)
+    assert counted == client.create(request).input_tokens
+    assert counted > client.count_tokens(ask())
+    count_body, create_body = (r.body for r in anthropic_server.requests[:2])
+    assert count_body["output_format"] == create_body["output_format"] == output_format_for(Ticket)
 
 
 # ---- batches ---------------------------------------------------------------------------------------------------
@@ -492,6 +607,61 @@ def test_batch_round_trip(make_anthropic_server: MakeServer) -> None:
     rebuilt = again["structured"]
     assert isinstance(rebuilt, CallResult)
     assert rebuilt == structured.model_copy(update={"latency_s": rebuilt.latency_s})
+
+
+class _ErrorHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the API error named by its model: ``"<error type>:<status>"``."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        error_type, status = body["model"].split(":")
+        payload = json.dumps({"type": "error", "error": {"type": error_type, "message": "no"}}).encode()
+        self.send_response(int(status))
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("request-id", "req_error")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+API_ERROR_TYPES = [
+    ("invalid_request_error", 400),
+    ("authentication_error", 401),
+    ("billing_error", 402),
+    ("permission_error", 403),
+    ("not_found_error", 404),
+    ("request_too_large", 413),
+    ("rate_limit_error", 429),
+    ("api_error", 500),
+    ("timeout_error", 504),
+    ("overloaded_error", 529),
+]
+
+
+def test_batch_item_errors_are_classified_as_on_a_direct_call() -> None:
+    """An errored batch item gets the kind and status that the same error gets from a direct call."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ErrorHandler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        client = Client(
+            api_key=API_KEY, base_url=f"http://127.0.0.1:{httpd.server_address[1]}", max_retries=0
+        )
+        _open_clients.append(client)
+        for error_type, status in API_ERROR_TYPES:
+            with pytest.raises(CallError) as caught:
+                client.create(ask(model=f"{error_type}:{status}"))
+            direct = caught.value
+            assert direct.status == status
+            assert _errored_kind(error_type) == (direct.kind, direct.status), error_type
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    for unknown in ("some_future_error", None):  # never retried: trying again could pay twice
+        assert not CallError(*_errored_kind(unknown)).retryable
 
 
 def test_cancel_batch(make_anthropic_server: MakeServer) -> None:
@@ -568,7 +738,7 @@ def test_price_files_and_the_environment_variable(
     assert from_json["claude-opus-4-5"] == pricing.DEFAULT_PRICES["claude-opus-4-5"]
     from_toml = pricing.load_prices(toml_file)
     assert (from_toml["claude-haiku-4-5"].output, from_toml["claude-haiku-4-5"].cache_read) == (10.0, 0.5)
-    assert from_toml["claude-haiku-4-5-20251001"] == pricing.DEFAULT_PRICES["claude-haiku-4-5-20251001"]
+    assert from_toml["claude-haiku-4-5-20251001"] == from_toml["claude-haiku-4-5"]  # the alias's dated id too
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"m": {"input": -1, "output": 1}}))
     with pytest.raises(ValueError, match="negative"):
@@ -581,6 +751,99 @@ def test_price_files_and_the_environment_variable(
     assert priced.cost_usd == pytest.approx((priced.input_tokens * 2 + priced.output_tokens * 8) / 1e6)
     explicit = client_for(anthropic_server, prices=from_toml).create(ask())
     assert explicit.cost_usd == pytest.approx((explicit.input_tokens * 2 + explicit.output_tokens * 10) / 1e6)
+
+
+def test_a_price_file_override_of_an_alias_prices_its_dated_ids(
+    tmp_path: Path, make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = make_anthropic_server(models=PINNED_MODEL_IDS, batch_delay=0)
+    alias_file = tmp_path / "alias.toml"
+    alias_file.write_text("[models.claude-haiku-4-5]\ninput = 2.0\noutput = 10.0\n")
+    monkeypatch.setenv(pricing.PRICES_ENV_VAR, str(alias_file))
+    client = client_for(server)
+    result = client.create(ask())
+    assert result.model == "claude-haiku-4-5-20251001"
+    assert result.cost_usd == pytest.approx((result.input_tokens * 2 + result.output_tokens * 10) / 1e6)
+    batched = client.batch_results(client.submit_batch([("one", ask())]))["one"]
+    assert isinstance(batched, CallResult) and batched.model == "claude-haiku-4-5-20251001"
+    assert batched.cost_usd == pytest.approx((batched.input_tokens * 2 + batched.output_tokens * 10) / 2e6)
+    assert (
+        pricing.current_prices()["claude-sonnet-4-5-20250929"] == pricing.DEFAULT_PRICES["claude-sonnet-4-5"]
+    )
+
+    # a dated id's own price wins over its alias's; an override of a dated id leaves the alias alone
+    both = tmp_path / "both.json"
+    both.write_text(
+        json.dumps(
+            {
+                "claude-haiku-4-5": {"input": 2, "output": 10},
+                "claude-haiku-4-5-20251001": {"input": 3, "output": 12},
+                "claude-opus-4-5-20251101": {"input": 4, "output": 20},
+            }
+        )
+    )
+    table = pricing.load_prices(both)
+    assert table["claude-haiku-4-5"] == pricing.ModelPrice.from_rates(2, 10)
+    assert table["claude-haiku-4-5-20251001"] == pricing.ModelPrice.from_rates(3, 12)
+    assert table["claude-opus-4-5-20251101"] == pricing.ModelPrice.from_rates(4, 20)
+    assert table["claude-opus-4-5"] == pricing.DEFAULT_PRICES["claude-opus-4-5"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "field", "value"),
+    [
+        ("nan.toml", "[models.house-model]\ninput = nan\noutput = 1.0\n", "input", "nan"),
+        ("inf.toml", "[models.house-model]\ninput = 1.0\noutput = inf\n", "output", "inf"),
+        ("nan.json", '{"house-model": {"input": 1, "output": 1, "cache_read": NaN}}', "cache_read", "nan"),
+        ("huge.json", '{"house-model": {"input": 1, "output": 1e999}}', "output", "inf"),
+        ("big.json", '{"house-model": {"input": 1' + "0" * 400 + ', "output": 1}}', "input", "1000"),
+        ("negative.toml", "[models.house-model]\ninput = -1.0\noutput = 1.0\n", "input", "-1.0"),
+    ],
+)
+def test_prices_must_be_finite_and_not_negative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, field: str, value: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError) as caught:
+        pricing.load_prices(path)
+    assert f"{path}: house-model.{field}" in str(caught.value) and value in str(caught.value)
+    monkeypatch.setenv(pricing.PRICES_ENV_VAR, str(path))
+    with pytest.raises(EvalkitError, match=f"named by {pricing.PRICES_ENV_VAR}.*house-model.{field}"):
+        pricing.current_prices()  # as a run checks the file before it starts
+
+
+@pytest.mark.parametrize(
+    "text", ["{not json", "[models.x]\ninput = \n", '{"house-model": {"input": NaN, "output": 1}}']
+)
+def test_a_bad_price_file_fails_calls_before_they_are_sent(
+    tmp_path: Path, make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    server = make_anthropic_server(lambda body: TICKET)
+    client = client_for(server, max_retries=0)
+    batch_id = client.submit_batch([("one", ask())])  # submitted while the prices were fine
+    path = tmp_path / "prices"
+    path.write_text(text)
+    monkeypatch.setenv(pricing.PRICES_ENV_VAR, str(path))
+    sent = len(server.requests)
+
+    async def acreate() -> CallResult:
+        try:
+            return await client.acreate(ask())
+        finally:
+            await client.aclose()
+
+    for call in (
+        lambda: client.create(ask()),
+        lambda: client.parse(ask(), Ticket),
+        lambda: asyncio.run(acreate()),
+        lambda: client.submit_batch([("two", ask())]),
+        lambda: client.batch_results(batch_id),
+    ):
+        with pytest.raises(EvalkitError, match=f"{path} \\(named by {pricing.PRICES_ENV_VAR}\\)"):
+            call()
+    assert len(server.requests) == sent  # nothing was sent, so nothing was paid for and thrown away
+    assert client.count_tokens(ask()) > 0  # a count has no cost to price
 
 
 def test_each_thread_calls_through_its_own_sdk_client(anthropic_server: LocalAnthropicServer) -> None:
