@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -23,7 +24,7 @@ import pydantic
 import pytest
 
 from evalkit.testing import FAULT_KINDS, PINNED_MODEL_IDS, FaultPlan, LocalAnthropicServer, Reply
-from evalkit.testing.server import count_input_tokens, example_from_schema, last_user_text
+from evalkit.testing.server import _parse_args, count_input_tokens, example_from_schema, last_user_text, main
 
 API_KEY = "sk-ant-test-server-0123456789abcdef"
 MODEL = "claude-haiku-4-5"
@@ -309,6 +310,28 @@ def test_request_log_keeps_header_names_but_no_key(anthropic_server: LocalAnthro
     assert "Bearer" not in repr(anthropic_server.requests)
 
 
+def test_request_log_and_usage_keep_what_was_received(make_anthropic_server: MakeServer) -> None:
+    def meddling(body: dict[str, Any]) -> str:
+        body["messages"].append({"role": "assistant", "content": "x" * 400})
+        body.pop("max_tokens")
+        body["model"] = "another-model"
+        return "ok"
+
+    server = make_anthropic_server(meddling)
+    client = sdk(server)
+    sent = ask("what was sent")
+    reply = client.messages.create(**sent)
+    counted = client.messages.count_tokens(model=MODEL, messages=sent["messages"]).input_tokens
+
+    assert reply.model == MODEL
+    assert reply.usage.input_tokens == counted == count_input_tokens(sent)
+    first = server.requests[0]
+    assert first.body == sent  # not what the responder made of it
+    first.body["messages"].clear()
+    first.body["max_tokens"] = 1
+    assert server.requests[0].body == sent  # a reader's snapshot is its own copy
+
+
 # ---- errors and faults ---------------------------------------------------------------------------------------
 
 
@@ -336,6 +359,48 @@ def test_api_errors_use_the_error_shape(make_anthropic_server: MakeServer) -> No
     )
     assert status == 400
     assert json.loads(payload)["error"]["type"] == "invalid_request_error"
+
+
+def test_other_methods_and_unreadable_bodies_get_api_errors_and_are_logged(
+    anthropic_server: LocalAnthropicServer,
+) -> None:
+    server = anthropic_server
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        sdk(server).put("/v1/messages", body=ask("put"), cast_to=object)
+    assert caught.value.status_code == 405
+    assert caught.value.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
+
+    headers = {"x-api-key": API_KEY, "content-type": "application/json"}
+    for method, path, expected, error_type in [
+        ("PATCH", "/v1/messages/batches", 405, "invalid_request_error"),
+        ("PURGE", "/v1/messages/count_tokens", 405, "invalid_request_error"),
+        ("PUT", "/v1/no-such-thing", 404, "not_found_error"),
+    ]:
+        status, _, payload = raw_request(server, method, path, b"{}", headers)
+        assert status == expected, (method, path)
+        error = json.loads(payload)
+        assert error["type"] == "error" and error["error"]["type"] == error_type, error
+    status, _, payload = raw_request(server, "HEAD", "/v1/messages", None, headers)
+    assert (status, payload) == (405, b"")  # a reply to HEAD has no body
+    body = json.dumps(ask("unreadable")).encode()
+    status, reply_headers, payload = raw_request(
+        server, "POST", "/v1/messages", body, {**headers, "content-length": "abc"}
+    )
+    assert status == 400 and reply_headers["connection"] == "close"
+    error = json.loads(payload)["error"]
+    assert error["type"] == "invalid_request_error" and "content-length" in error["message"]
+    assert first_text(sdk(server).messages.create(**ask("still serving"))) == server.text
+
+    assert [(r.method, r.path, r.status) for r in server.requests] == [
+        ("PUT", "/v1/messages", 405),
+        ("PATCH", "/v1/messages/batches", 405),
+        ("PURGE", "/v1/messages/count_tokens", 405),
+        ("PUT", "/v1/no-such-thing", 404),
+        ("HEAD", "/v1/messages", 405),
+        ("POST", "/v1/messages", 400),
+        ("POST", "/v1/messages", 200),
+    ]
+    assert server.requests[0].body == ask("put")
 
 
 def test_fault_plan_is_reproducible() -> None:
@@ -513,6 +578,28 @@ def test_stop_wakes_a_hanging_request(make_anthropic_server: MakeServer) -> None
     assert errors and isinstance(errors[0], anthropic.APIConnectionError)
 
 
+def test_timeout_fault_holds_the_request_until_the_client_gives_up(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(faults={0: "timeout"})  # the default hang_s
+    with pytest.raises(anthropic.APITimeoutError):
+        sdk(server, timeout=0.5).messages.create(**ask("hang"))
+    deadline = time.monotonic() + 3.0
+    while server.in_flight and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (record,) = server.requests
+    assert (record.fault, record.status) == ("timeout", None)
+    # let go when the client closed its connection, not hang_s later
+    assert record.duration_s is not None and 0.4 <= record.duration_s < 2.0  # (~0.5: the client's timeout)
+    assert server.hang_s > 600  # outlasts the SDK's default timeout (10 minutes): the client times out first
+
+    # a hang_s shorter than the client's timeout ends the request unanswered at hang_s
+    short = make_anthropic_server(faults={0: "timeout"}, hang_s=0.3)
+    with pytest.raises(anthropic.APIConnectionError) as caught:
+        sdk(short, timeout=5.0).messages.create(**ask("hang briefly"))
+    assert not isinstance(caught.value, anthropic.APITimeoutError)
+    (held,) = short.requests
+    assert held.duration_s is not None and 0.3 <= held.duration_s < 1.5
+
+
 # ---- batches -------------------------------------------------------------------------------------------------
 
 
@@ -571,6 +658,51 @@ def test_batch_cancel_through_the_sdk(make_anthropic_server: MakeServer) -> None
     assert ended.processing_status == "ended"
     assert ended.request_counts.canceled == 3
     assert {line.result.type for line in client.messages.batches.results(batch.id)} == {"canceled"}
+
+
+def test_batch_ended_at_does_not_depend_on_when_it_is_retrieved(make_anthropic_server: MakeServer) -> None:
+    server = make_anthropic_server(batch_delay=0.2)
+    client = sdk(server)
+    one = [{"custom_id": "only", "params": ask("hello")}]
+    batch = client.messages.batches.create(requests=cast(Any, one))
+    time.sleep(1.0)  # looked at long after it ended
+    ended = client.messages.batches.retrieve(batch.id)
+    assert ended.processing_status == "ended" and ended.ended_at is not None
+    assert (ended.ended_at - ended.created_at).total_seconds() == pytest.approx(0.2, abs=0.001)
+    assert client.messages.batches.retrieve(batch.id).ended_at == ended.ended_at
+
+    server.batch_delay = 60.0
+    canceled = client.messages.batches.create(requests=cast(Any, one))
+    client.messages.batches.cancel(canceled.id)
+    time.sleep(0.5)
+    after_cancel = client.messages.batches.retrieve(canceled.id)
+    assert after_cancel.processing_status == "ended"
+    assert after_cancel.ended_at == after_cancel.cancel_initiated_at  # it ended at its cancel
+
+
+def test_batch_list_pages_by_limit_and_cursors(anthropic_server: LocalAnthropicServer) -> None:
+    client = sdk(anthropic_server)
+    one = cast(Any, [{"custom_id": "only", "params": ask("hello")}])
+    newest_first = [client.messages.batches.create(requests=one).id for _ in range(23)][::-1]
+
+    page = client.messages.batches.list(limit=2)
+    assert [b.id for b in page.data] == newest_first[:2]
+    assert (page.has_more, page.first_id, page.last_id) == (True, newest_first[0], newest_first[1])
+    default = client.messages.batches.list()
+    assert [b.id for b in default.data] == newest_first[:20] and default.has_more  # 20 by default
+    rest = client.messages.batches.list(after_id=newest_first[19])
+    assert [b.id for b in rest.data] == newest_first[20:] and rest.has_more is False
+    before = client.messages.batches.list(before_id=newest_first[3], limit=2)
+    assert [b.id for b in before.data] == newest_first[1:3] and before.has_more
+    # the SDK's auto-pagination, forwards (after_id) and backwards (before_id), visits each batch once
+    anthropic_server.clear_log()
+    assert [b.id for b in client.messages.batches.list(limit=5)] == newest_first
+    assert len(anthropic_server.requests) == 5
+    backwards = client.messages.batches.list(before_id=newest_first[5], limit=2)
+    assert [b.id for b in backwards] == newest_first[3:5] + newest_first[1:3] + newest_first[:1]
+    for bad in ({"limit": 0}, {"limit": 1001}, {"after_id": "msgbatch_nope"}):
+        with pytest.raises((anthropic.BadRequestError, anthropic.NotFoundError)):
+            client.messages.batches.list(**bad)
 
 
 # ---- fixtures and command line ---------------------------------------------------------------------------------
@@ -671,3 +803,91 @@ def test_command_line_serves_until_interrupted() -> None:
             process.wait()
     assert process.returncode == 0
     assert "RuntimeWarning" not in stderr
+
+
+@contextlib.contextmanager
+def serving_command_line(*args: str) -> Iterator[str]:
+    """Run ``python -m evalkit.testing.server`` with these arguments; yields its base URL, then stops it with Ctrl-C."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalkit.testing.server", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=10)
+        assert process.returncode == 0, stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_command_line_injects_faults_on_ipv4_and_ipv6(host: str) -> None:
+    if host == "::1" and not _has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    args = ["--host", host, "--fault-rate", "0.5", "--faults", "overloaded,500", "--seed", "3"]
+    plan = FaultPlan(rate=0.5, kinds=["overloaded", "server_error"], seed=3)
+    expected = [{None: 200, "overloaded": 529, "server_error": 500}[plan.fault_for(i)] for i in range(6)]
+    assert set(expected) == {200, 500, 529}
+    statuses = []
+    with serving_command_line(*args) as base_url:
+        assert base_url.startswith("http://[::1]:" if host == "::1" else "http://127.0.0.1:"), base_url
+        client = track(anthropic.Anthropic(base_url=base_url, api_key=API_KEY, max_retries=0))
+        for i in range(6):
+            try:
+                client.messages.create(**ask(f"request {i}"))
+                statuses.append(200)
+            except anthropic.APIStatusError as exc:
+                statuses.append(exc.status_code)
+    assert statuses == expected
+
+
+def test_command_line_fault_flags_make_a_fault_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _parse_args([]).fault_plan.rate == 0  # no faults unless asked for
+    assert _parse_args(["--fault-rate", "0.25", "--seed", "5"]).fault_plan == FaultPlan(
+        rate=0.25, kinds=FAULT_KINDS, seed=5
+    )  # every kind by default
+    assert _parse_args(["--fault-rate", "1", "--faults", "429, timeout"]).fault_plan.kinds == (
+        "rate_limit",
+        "timeout",
+    )
+    with pytest.raises(SystemExit):
+        _parse_args(["--help"])
+    help_text = capsys.readouterr().out
+    assert "--fault-rate RATE" in help_text and "--faults KINDS" in help_text and "--seed" in help_text
+
+    for argv, message in [
+        (["--fault-rate", "1.5"], "--fault-rate: must be from 0 to 1"),
+        (["--fault-rate", "nan"], "--fault-rate: must be from 0 to 1"),
+        (["--fault-rate", "lots"], "invalid float value: 'lots'"),
+        (["--fault-rate", "0.1", "--faults", "overloaded,meteor"], "unknown fault kind 'meteor'"),
+        (["--fault-rate", "0.1", "--faults", ","], "--faults: name at least one of"),
+        (["--faults", "timeout"], "--faults: needs --fault-rate above 0"),
+        (["--seed", "x"], "invalid int value: 'x'"),
+    ]:
+        with pytest.raises(SystemExit) as exited:
+            _parse_args(argv)
+        assert exited.value.code == 2, argv
+        assert message in capsys.readouterr().err, argv
+
+    with socket.socket() as taken:  # a port in use is a usage error too, not a traceback
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert main(["--port", str(taken.getsockname()[1])]) == 2
+    assert "error: cannot serve on --host 127.0.0.1" in capsys.readouterr().err

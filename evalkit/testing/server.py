@@ -22,6 +22,7 @@ import itertools
 import json
 import random
 import re
+import select
 import socket
 import struct
 import sys
@@ -32,8 +33,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Literal, cast
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Literal, cast
+from urllib.parse import parse_qs, urlsplit
 
 __all__ = [
     "DEFAULT_TEXT",
@@ -60,7 +61,8 @@ FaultKind = Literal["rate_limit", "overloaded", "server_error", "connection_rese
 - ``overloaded``: 529 ``overloaded_error``,
 - ``server_error``: 500 ``api_error``,
 - ``connection_reset``: the socket is closed (RST) without a response,
-- ``timeout``: the server holds the request for ``hang_s`` seconds, then closes without a response,
+- ``timeout``: the server holds the request unanswered until the client gives up (closes the connection),
+  the server stops, or ``hang_s`` seconds pass (then closes without a response),
 - ``malformed``: 200 with a truncated JSON body.
 """
 
@@ -196,6 +198,8 @@ class FaultPlan:
 class RequestRecord:
     """One request as the server saw it. Secrets are never kept: auth headers are logged by name only.
 
+    ``body`` is the JSON body as received (None when absent or not JSON), a fresh copy in each snapshot:
+    neither a responder nor the reader of a snapshot can change what the log holds.
     ``status`` is None while a request is in flight and for faults that send no response
     (``connection_reset``, ``timeout``). Times are ``time.monotonic()`` seconds.
     """
@@ -390,6 +394,21 @@ def _error_type_for(status: int) -> str:
     }.get(status, "api_error" if status >= 500 else "invalid_request_error")
 
 
+_BATCH_PATH = re.compile(r"/v1/messages/batches/([^/]+)(/results|/cancel)?")
+
+
+def _allowed_methods(path: str) -> tuple[str, ...]:
+    """The methods served on a path (none: no such path), for telling 405 from 404."""
+    if path in ("/v1/messages", "/v1/messages/count_tokens"):
+        return ("POST",)
+    if path == "/v1/messages/batches":
+        return ("GET", "POST")
+    match = _BATCH_PATH.fullmatch(path)
+    if match is None:
+        return ()
+    return {"/results": ("GET",), "/cancel": ("POST",)}.get(match.group(2) or "", ("GET", "DELETE"))
+
+
 def _rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
@@ -417,6 +436,7 @@ class _Batch:
     created_at: datetime
     ready_at: float
     items: list[tuple[str, dict[str, Any]]]
+    delay: timedelta = timedelta(0)
     cancel_initiated_at: datetime | None = None
     ended_at: datetime | None = None
     results: list[dict[str, Any]] | None = None
@@ -428,7 +448,7 @@ class _Record:
     index: int
     method: str
     path: str
-    body: Any
+    raw: bytes  # the JSON body as received (b"" when absent or not JSON): bytes, so nothing can change it
     header_names: tuple[str, ...]
     headers: dict[str, str]
     auth: Literal["x-api-key", "bearer"] | None
@@ -442,7 +462,7 @@ class _Record:
             index=self.index,
             method=self.method,
             path=self.path,
-            body=self.body,
+            body=json.loads(self.raw) if self.raw else None,  # a fresh copy for each reader
             header_names=self.header_names,
             headers=dict(self.headers),
             auth=self.auth,
@@ -462,6 +482,10 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
     app: LocalAnthropicServer
+
+
+class _HTTPServer6(_HTTPServer):
+    address_family = socket.AF_INET6
 
 
 class _Headers(dict[str, str]):
@@ -558,12 +582,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self.server.app._handle(self)
 
+    if not TYPE_CHECKING:  # hidden from type checkers, for whom a __getattr__ would make every name valid
+
+        def __getattr__(self, name: str) -> Any:
+            """``do_PUT``, ``do_HEAD``, ...: every other method gets an API error (405 or 404), not a 501 page."""
+            if name.startswith("do_"):
+                return self.do_GET
+            raise AttributeError(name)
+
     def read_body(self) -> bytes:
+        """The request body; ValueError when its length cannot be told (a bad Content-Length or chunk size)."""
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             chunks = []
             while True:
                 size_line = self.rfile.readline()
                 size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+                if size < 0:
+                    raise ValueError(f"invalid chunk size {size_line[:40]!r}")
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
@@ -571,7 +606,10 @@ class _Handler(BaseHTTPRequestHandler):
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
             return b"".join(chunks)
-        length = int(self.headers.get("content-length") or 0)
+        text = self.headers.get("content-length") or "0"
+        if not (text.isascii() and text.isdigit()):
+            raise ValueError(f"content-length: {text[:40]!r} is not a number of bytes")
+        length = int(text)
         return self.rfile.read(length) if length > 0 else b""
 
     def send_bytes(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
@@ -584,7 +622,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             lines.append("connection: close")
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.wfile.write(head + payload)
+        self.wfile.write(head if self.command == "HEAD" else head + payload)
         self.wfile.flush()
 
     def abort(self) -> None:
@@ -595,6 +633,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         with contextlib.suppress(OSError):
             self.connection.close()
+
+    def drain_and_close(self, seconds: float = 1.0) -> None:
+        """After the reply to a request whose body could not be read: end the connection (FIN) and drop what the
+        client still sends for up to `seconds`, so that closing does not reset the connection under the reply."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(0.1)
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline and self.connection.recv(65536):
+                pass
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -616,9 +665,14 @@ class LocalAnthropicServer:
         latency: seconds from the arrival of each ``/v1/messages`` request (its request line) to its reply, the
             server's own work included, or ``(request_body) -> seconds``.
         faults: ``{request_index: kind}`` or a ``FaultPlan``. Indexes count every request in order of
-            arrival; a request that fails authentication is answered 401 and gets no fault.
+            arrival; a request that fails authentication is answered 401 and gets no fault, nor does one whose
+            body cannot be read (a bad ``Content-Length``: 400).
         retry_after: seconds sent in the ``retry-after`` header of a 429.
-        hang_s: how long a ``timeout`` fault holds the request before closing it.
+        hang_s: the longest a ``timeout`` fault holds a request unanswered; it is held until the client gives up
+            (closes the connection), the server stops or this passes (then closed without a response). The
+            default, 15 minutes, outlasts the SDK's default timeout (10 minutes), so the client times out.
+        host: the address to bind; an IPv6 address (``::1``) binds an IPv6 socket.
+        port: the port to bind; 0 picks a free one.
         batch_delay: seconds after creation before a batch ends (0: ended at the first retrieve).
         api_key: if set, the only key accepted; otherwise any non-empty key is.
         require_auth: answer 401 to requests without ``x-api-key`` or ``Authorization: Bearer``.
@@ -634,7 +688,7 @@ class LocalAnthropicServer:
         latency: float | Callable[[dict[str, Any]], float] = 0.0,
         faults: Mapping[int, FaultKind | str] | FaultPlan | None = None,
         retry_after: float = 1.0,
-        hang_s: float = 10.0,
+        hang_s: float = 900.0,
         batch_delay: float = 0.0,
         api_key: str | None = None,
         require_auth: bool = True,
@@ -683,7 +737,9 @@ class LocalAnthropicServer:
         """Bind (a free port when ``port=0``) and serve on a daemon thread. Returns self."""
         if self._httpd is not None:
             raise RuntimeError("server already started")
-        httpd = _HTTPServer((self.host, self.port), _Handler)
+        # a host with a colon is an IPv6 address (base_url brackets it), which an IPv4 socket cannot bind
+        server_class = _HTTPServer6 if ":" in self.host else _HTTPServer
+        httpd = server_class((self.host, self.port), _Handler)
         httpd.app = self
         self._httpd = httpd
         self.port = int(httpd.server_address[1])
@@ -727,7 +783,8 @@ class LocalAnthropicServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash); pass it as the SDK's ``base_url``."""
+        """``http://127.0.0.1:PORT`` (``http://[::1]:PORT`` for an IPv6 host; no trailing slash); pass it as the SDK's
+        ``base_url``."""
         if self._httpd is None:
             raise RuntimeError("server not started")
         host = self.host if ":" not in self.host else f"[{self.host}]"
@@ -775,6 +832,21 @@ class LocalAnthropicServer:
         if seconds > 0:
             self._stopping.wait(seconds)
 
+    def _hold(self, handler: _Handler, seconds: float) -> None:
+        """Keep a request unanswered until its client closes the connection, the server stops or `seconds`
+        pass, whichever is first. (``stop`` shuts every connection down, which wakes the wait at once.)"""
+        conn = handler.connection
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set() and (remaining := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select([conn], [], [], min(remaining, 0.25))
+                if readable and not conn.recv(1, socket.MSG_PEEK):
+                    return  # the client gave up: its end of the connection is closed
+            except (OSError, ValueError):  # reset by the client, or closed by stop()
+                return
+            if readable:  # the client sent more without waiting for the reply: keep holding, without spinning
+                self._stopping.wait(min(remaining, 0.25))
+
     def _next_id(self, prefix: str) -> str:
         return f"{prefix}_local_{next(self._ids):012x}"
 
@@ -793,9 +865,12 @@ class LocalAnthropicServer:
         started = handler.arrived  # set by parse_request, which every request passes first
         method = handler.command
         path = urlsplit(handler.path).path.rstrip("/") or "/"
+        unreadable: str | None = None
         try:
             raw = handler.read_body()
-        except (OSError, ValueError):
+        except ValueError as exc:  # a bad Content-Length or chunk size: answered 400 (and logged)
+            raw, unreadable = b"", f"the request body cannot be read: {exc}"
+        except OSError:
             handler.abort()
             return
         body: Any = None
@@ -817,7 +892,7 @@ class LocalAnthropicServer:
                 index=next(self._counter),
                 method=method,
                 path=path,
-                body=body,
+                raw=raw if body is not None else b"",
                 header_names=names,
                 headers=logged,
                 auth=auth,
@@ -831,7 +906,12 @@ class LocalAnthropicServer:
         # always finds the request logged with its status (and no longer in flight).
         handler.on_answer = lambda status: self._complete(record, status)  # type: ignore[method-assign]
         try:
-            self._respond(handler, record, body, body_error, auth_ok, request_id)
+            if unreadable is not None:  # before auth and faults: where this request ends is not known
+                handler.close_connection = True  # (and the reply says so)
+                self._send_error(handler, 400, unreadable, request_id)
+                handler.drain_and_close()
+            else:
+                self._respond(handler, record, body, body_error, auth_ok, request_id)
         except OSError:
             handler.close_connection = True  # the client went away (or the server is stopping)
         except Exception as exc:  # a bug here must not kill the connection silently
@@ -925,7 +1005,7 @@ class LocalAnthropicServer:
             handler.abort()
             return None
         if fault == "timeout":
-            self._sleep(self.hang_s)
+            self._hold(handler, self.hang_s)
             handler.abort()
             return None
         # malformed: a 200 whose JSON body is cut short
@@ -948,8 +1028,9 @@ class LocalAnthropicServer:
             if method == "POST":
                 return self._send_json(handler, 200, self._create_batch(self._require_dict(body)), request_id)
             if method == "GET":
-                return self._send_json(handler, 200, self._list_batches(), request_id)
-        match = re.fullmatch(r"/v1/messages/batches/([^/]+)(/results|/cancel)?", path)
+                query = parse_qs(urlsplit(handler.path).query)
+                return self._send_json(handler, 200, self._list_batches(query), request_id)
+        match = _BATCH_PATH.fullmatch(path)
         if match:
             batch_id, action = match.group(1), match.group(2)
             if action is None and method == "GET":
@@ -970,6 +1051,9 @@ class LocalAnthropicServer:
                     200, payload, {"content-type": "application/x-jsonl", "request-id": request_id}
                 )
                 return 200
+        allowed = _allowed_methods(path)
+        if allowed:
+            raise _RequestError(405, f"{method} is not allowed on {path}; use {' or '.join(allowed)}")
         raise _RequestError(404, f"no route for {method} {path}")
 
     @staticmethod
@@ -999,6 +1083,10 @@ class LocalAnthropicServer:
             raise _RequestError(400, "stream: streaming is not supported by the local server")
 
     def _resolve_reply(self, body: dict[str, Any]) -> _ResolvedReply:
+        # what the body asks for is read before the responder, which may change the body it is given
+        input_tokens = count_input_tokens(body)
+        requested = str(body.get("model"))
+        schema = output_schema(body)
         reply: str | dict[str, Any] | list[Any] | Reply | None = None
         if self.rules:
             user_text = last_user_text(body)
@@ -1013,10 +1101,8 @@ class LocalAnthropicServer:
                 self.responder_errors.append(exc)
                 raise _RequestError(500, f"responder raised {type(exc).__name__}: {exc}") from exc
         if reply is None:
-            schema = output_schema(body)
             reply = self.text if schema is None else Reply(data=example_from_schema(schema))
 
-        requested = str(body.get("model"))
         model = self.models.get(requested, requested)
         stop_reason = "end_turn"
         overrides: Mapping[str, int] = {}
@@ -1030,7 +1116,7 @@ class LocalAnthropicServer:
         else:
             text = json.dumps(reply, ensure_ascii=False)
         usage: dict[str, Any] = {
-            "input_tokens": count_input_tokens(body),
+            "input_tokens": input_tokens,
             "output_tokens": max(1, estimate_tokens(text)),
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
@@ -1044,6 +1130,9 @@ class LocalAnthropicServer:
         """The reply to a messages request; given `since` (when the request arrived), it is held back until the
         server's latency has passed since then."""
         self._validate_messages(body)
+        delay = 0.0
+        if since is not None:  # (read before the responder can change the body)
+            delay = float(self.latency(body) if callable(self.latency) else self.latency)
         reply = self._resolve_reply(body)
         usage = {**reply.usage, "service_tier": "batch" if batch else "standard"}
         message = {
@@ -1059,8 +1148,7 @@ class LocalAnthropicServer:
         if since is not None:
             # the wait is what remains of the latency once the request is read and the reply made, so the
             # server's own work is part of the latency asked for rather than added to it
-            delay = self.latency(body) if callable(self.latency) else self.latency
-            self._sleep(float(delay) - (time.monotonic() - since))
+            self._sleep(delay - (time.monotonic() - since))
         return message
 
     # ---- batches --------------------------------------------------------------------------------------------
@@ -1089,6 +1177,7 @@ class LocalAnthropicServer:
             created_at=datetime.now(UTC),
             ready_at=time.monotonic() + self.batch_delay,
             items=items,
+            delay=timedelta(seconds=self.batch_delay),
         )
         with self._batches_lock:
             self._batches[batch.id] = batch
@@ -1109,13 +1198,35 @@ class LocalAnthropicServer:
         with self._batches_lock:
             self._batches.pop(batch_id, None)
 
-    def _list_batches(self) -> dict[str, Any]:
+    def _list_batches(self, query: Mapping[str, list[str]]) -> dict[str, Any]:
+        """A page of batches, newest first: ``limit`` (1-1000, default 20) of them, after ``after_id`` or just
+        before ``before_id``, as the API pages them."""
+        limit_text = query.get("limit", ["20"])[-1]
+        if not (limit_text.isascii() and limit_text.isdigit() and 1 <= int(limit_text) <= 1000):
+            raise _RequestError(400, f"limit: must be an integer from 1 to 1000, got {limit_text!r}")
+        limit = int(limit_text)
+        after_id, before_id = query.get("after_id", [""])[-1], query.get("before_id", [""])[-1]
+        if after_id and before_id:
+            raise _RequestError(400, "after_id and before_id cannot both be given")
         with self._batches_lock:
-            batches = sorted(self._batches.values(), key=lambda b: b.created_at, reverse=True)
-        data = [self._batch_json(b) for b in batches]
+            # newest first; ids count up in order of creation (created_at may tie, or step back with the clock)
+            batches = sorted(self._batches.values(), key=lambda b: b.id, reverse=True)
+        ids = [b.id for b in batches]
+        cursor = after_id or before_id
+        if cursor and cursor not in ids:
+            raise _RequestError(
+                404, f"no message batch {cursor!r} (the {'after_id' if after_id else 'before_id'})"
+            )
+        if before_id:
+            end = ids.index(before_id)
+            page, has_more = batches[max(0, end - limit) : end], end > limit
+        else:
+            start = ids.index(after_id) + 1 if after_id else 0
+            page, has_more = batches[start : start + limit], start + limit < len(batches)
+        data = [self._batch_json(b) for b in page]
         return {
             "data": data,
-            "has_more": False,
+            "has_more": has_more,
             "first_id": data[0]["id"] if data else None,
             "last_id": data[-1]["id"] if data else None,
         }
@@ -1125,13 +1236,13 @@ class LocalAnthropicServer:
         with batch.lock:
             if batch.results is not None:
                 return
+            # ended_at is when the batch ended (at its cancel, or batch_delay after creation), whenever it is seen
             if batch.cancel_initiated_at is not None:
                 batch.results = [{"custom_id": cid, "result": {"type": "canceled"}} for cid, _ in batch.items]
+                batch.ended_at = batch.cancel_initiated_at
             elif time.monotonic() >= batch.ready_at:
                 batch.results = [self._batch_item_result(cid, params) for cid, params in batch.items]
-            else:
-                return
-            batch.ended_at = datetime.now(UTC)
+                batch.ended_at = batch.created_at + batch.delay
 
     def _batch_item_result(self, custom_id: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -1191,7 +1302,8 @@ class LocalAnthropicServer:
 # Command line
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked; ``fault_plan`` is the FaultPlan its fault flags make."""
     parser = argparse.ArgumentParser(
         prog="python -m evalkit.testing.server",
         description="Serve a local Anthropic-compatible API until Ctrl-C, for offline suite development.",
@@ -1207,17 +1319,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="answer undated aliases with the dated model ids (claude-sonnet-4-5 -> claude-sonnet-4-5-20250929)",
     )
     parser.add_argument("--no-auth", action="store_true", help="accept requests without an API key")
+    parser.add_argument(
+        "--fault-rate",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="the share of requests, from 0 to 1, that fail with an injected fault (default: 0, none)",
+    )
+    parser.add_argument(
+        "--faults",
+        metavar="KINDS",
+        help=f"comma-separated fault kinds to draw from (default: all: {','.join(FAULT_KINDS)}); "
+        "a timeout fault holds the request until the client gives up",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed for which requests fail, and how (default: 0)"
+    )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.fault_rate <= 1.0:  # (also false for nan)
+        parser.error(f"--fault-rate: must be from 0 to 1, got {args.fault_rate:g}")
+    kinds: tuple[FaultKind, ...] = FAULT_KINDS
+    if args.faults is not None:
+        if not args.fault_rate:
+            parser.error("--faults: needs --fault-rate above 0")
+        try:
+            kinds = tuple(_normalise_fault(k.strip()) for k in args.faults.split(",") if k.strip())
+        except ValueError as exc:
+            parser.error(f"--faults: {exc}")
+        if not kinds:
+            parser.error(f"--faults: name at least one of {', '.join(FAULT_KINDS)}")
+    args.fault_plan = FaultPlan(rate=args.fault_rate, kinds=kinds, seed=args.seed)
+    return args
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
     server = LocalAnthropicServer(
         text=args.text,
         latency=args.latency,
         batch_delay=args.batch_delay,
         models=PINNED_MODEL_IDS if args.resolve_models else None,
         require_auth=not args.no_auth,
+        faults=args.fault_plan,
         host=args.host,
         port=args.port,
-    ).start()
+    )
+    try:
+        server.start()
+    except OSError as exc:  # an unknown host, a port in use, ...: a usage error, as argparse reports one
+        where = f"--host {args.host} --port {args.port}"
+        print(f"python -m evalkit.testing.server: error: cannot serve on {where}: {exc}", file=sys.stderr)
+        return 2
     print(server.base_url, flush=True)
     print(
         f"serving; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",
