@@ -600,6 +600,12 @@ def _main(args: argparse.Namespace) -> int:
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:
+        client = sys.modules.get("evalkit.client")  # imported only by commands that call the API
+        if client is None or not isinstance(exc, client.CallError):
+            raise
+        print(f"evalkit: error: an API call failed ({exc})", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`evalkit ... | head`): not an error of ours, and nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115

@@ -404,3 +404,17 @@ def test_a_replay_without_a_cache_to_read_stops_before_running(
     code = run(str(root), "--system", "claude", "--cache", "replay", "--cache-dir", str(tmp_path / "typo"))
     assert code == 2 and "no cache at" in capsys.readouterr().err
     assert server.requests == [] and not (tmp_path / "runs").exists()
+
+
+def test_a_failed_api_call_outside_a_run_is_a_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dry run's token count calls the API; a key that cannot be sent fails it with exit 2 and no key shown."""
+    from evalkit.cli import main
+
+    key = "sk-ant-a-key-read-from-a-file"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key + "\n")
+    code = main(["run", str(make_suite(tmp_path, n=2)), "--system", "claude", "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and "an API call failed (auth: " in err and "whitespace" in err
+    assert key not in err and "Traceback" not in err
