@@ -396,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="send uncached requests through the Message Batches API (with --resume: if the run was a batch run, "
         "its batches are collected, not submitted again)",
     )
-    p.add_argument("--max-retries", type=int, default=4, help="retries per API call (default 4)")
+    p.add_argument("--max-retries", type=_non_negative, default=4, help="retries per API call (default 4)")
     p.add_argument(
         "--processes",
         type=_positive,
@@ -559,6 +559,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
     return value
 
 

@@ -221,8 +221,10 @@ class RunDir:
         except ValueError as exc:
             raise EvalkitError(f"{self.manifest_path}: unreadable manifest ({exc})") from None
 
-    def read_journal(self) -> list[CaseResult]:
-        """Every complete journal line, the last one winning per (case, repeat); a torn last line is ignored."""
+    def read_journal(self, run_id: str | None = None) -> list[CaseResult]:
+        """Every complete journal line, the last one winning per (case, repeat); a torn last line is ignored.
+
+        With `run_id`, lines of other runs (pasted in, or from a copied journal) are ignored too."""
         if not self.journal_path.exists():
             return []
         latest: dict[tuple[str, int], CaseResult] = {}
@@ -234,7 +236,8 @@ class RunDir:
                     result = CaseResult.model_validate_json(line)
                 except ValueError:
                     continue
-                latest[result.key] = result
+                if run_id is None or result.run_id == run_id:
+                    latest[result.key] = result
         return list(latest.values())
 
     def repair_journal(self) -> int:
@@ -258,20 +261,23 @@ class RunDir:
         atomic_write_text(self.journal_path, text)
         atomic_write_bytes(self.parquet_path, _parquet_bytes(check_rows(ordered)))
 
-    def finish(self, journal: Journal | None = None, chunk: int = 2000) -> int:
+    def finish(self, journal: Journal | None = None, chunk: int = 2000, run_id: str | None = None) -> int:
         """Compact the journal to its last line per (case, repeat) and write results.parquet, streaming.
 
         Works on the journal's text rather than result models, so a 10,000-case run never holds them all. Given
-        the session's `journal`, its lines are not parsed again: their keys and rows are already known."""
+        the session's `journal`, its lines are not parsed again: their keys and rows are already known. Other
+        lines are kept only if they are results (as `read_journal` reads them) and, given `run_id`, of this
+        run: a line that is not would otherwise replace a case's real result."""
         latest: dict[tuple[str, int], bytes] = {}
         session: list[bytes] = []  # this session's lines, whose keys `journal` knows
 
         def parse_head(line: bytes) -> None:
             try:
-                head = json.loads(line)
-                latest[(head["case_id"], int(head.get("repeat", 0)))] = line
-            except (ValueError, KeyError, TypeError):
-                pass
+                result = CaseResult.model_validate_json(line)
+            except ValueError:
+                return
+            if run_id is None or result.run_id == run_id:
+                latest[result.key] = line
 
         if self.journal_path.exists():
             with self.journal_path.open("rb") as fh:
@@ -531,4 +537,4 @@ def load_run(path: str | Path) -> tuple[Manifest, pl.DataFrame]:
     manifest = run.read_manifest()
     if run.parquet_path.exists():
         return manifest, pl.read_parquet(run.parquet_path)
-    return manifest, check_rows(run.read_journal())
+    return manifest, check_rows(run.read_journal(manifest.run_id))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import json
 import os
 import re
 import secrets
@@ -31,6 +32,7 @@ from evalkit.hashing import output_hash
 from evalkit.results import CaseResult, CheckResult, Journal, Manifest, RunDir, case_status, git_commit
 from evalkit.suite import Suite
 from evalkit.systems import ClaudeSystem, PythonSystem, System
+from evalkit.workers import WorkerStopped
 
 JudgeMode = Literal["auto", "on", "off"]
 
@@ -77,7 +79,28 @@ class RunOutcome:
     @property
     def results(self) -> list[CaseResult]:
         """The run's case results, read from its journal when asked for (a large run never holds them all)."""
-        return RunDir(self.run_dir).read_journal()
+        return RunDir(self.run_dir).read_journal(self.manifest.run_id)
+
+
+def _lock_run_dir(path: Path) -> Any:
+    """An open, exclusively locked file in the run directory: two processes never run the same run at once.
+
+    Two resumes of one interrupted run would otherwise both run (and pay for) every case left. The lock goes
+    with the process (and its forked workers), so a killed run leaves nothing to clean up."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): runs are not guarded
+        return None
+    lock = (path / ".lock").open("a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        raise EvalkitError(
+            f"{path} is being run by another evalkit process right now; wait for it to finish (or stop it), "
+            "then resume it if it did not finish"
+        ) from None
+    return lock
 
 
 # describe() fields that say where a system or judge came from, not what it does
@@ -209,6 +232,7 @@ class Runner:
         self.ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
         self.totals = RunTotals()
         self.batch_phases: list[Any] = []
+        self._lock: Any = None  # the open lock file of the run directory, while a run is in progress
         # a Python system's outputs from a batch's judge phase, used (once) by run_one: (case id, repeat) -> (output,
         # latency)
         self._prefilled: dict[tuple[str, int], tuple[Any, float]] = {}
@@ -331,6 +355,7 @@ class Runner:
         }
         t0 = time.perf_counter()
         hashed: str | None = None
+        pending = writes if writes is not None else []
         try:
             if isinstance(self.system, PythonSystem):
                 prefilled = self._prefilled.pop((case.id, repeat), None)
@@ -344,8 +369,11 @@ class Runner:
                 if self.system.free:
                     base["cost_usd"] = 0.0
                 hashed = _json_output_hash(output, self.system.name)
+                if isinstance(output, dict | list | tuple):
+                    # graded as it is recorded: a tuple is a list, a dict's int keys are strings
+                    output = json.loads(json.dumps(output, ensure_ascii=False))
             else:
-                output, call, hit = self._call_claude(self.system, case, repeat, writes)
+                output, call, hit = self._call_claude(self.system, case, repeat, pending)
                 base.update(
                     system_model_version=call.model,
                     request_id=call.request_id,
@@ -357,7 +385,10 @@ class Runner:
                     latency_s=call.latency_s,
                     cache_hit=hit,
                 )
-        except Exception as exc:  # the system failed to produce an output: an error, never a pass or a fail
+        except (
+            Exception,
+            SystemExit,
+        ) as exc:  # no output (a system's sys.exit too): an error, never a verdict
             return CaseResult(status="error", **_errored(case, exc), **base)
         outcomes = grade_case(
             case,
@@ -367,13 +398,20 @@ class Runner:
             skip_judge_when=self.suite.config.skip_judge_when,
         )
         checks = [_check_result(o) for o in outcomes]
-        return CaseResult(
+        result = CaseResult(
             status=case_status(checks),
             output=output,
             output_hash=hashed if hashed is not None else _safe_hash(output),
             checks=checks,
             **base,
         )
+        if writes is None:  # written here, after the result is made: one that fails keeps the call's cost
+            try:
+                for write in pending:
+                    write()
+            except Exception as exc:  # e.g. the disk filled up: an error, run again on resume
+                return as_error(result, case, exc)
+        return result
 
     # -- the whole run ----------------------------------------------------------------------------------------
 
@@ -395,7 +433,7 @@ class Runner:
                     f"{resume}: {'; '.join(changed)} since the run started, so its results would mix two "
                     "setups; start a new run instead of resuming"
                 )
-            done = {r.key for r in run.read_journal() if r.status != "error"}
+            done = {r.key for r in run.read_journal(manifest.run_id) if r.status != "error"}
             manifest.status = "running"
             manifest.ended_at = None
             return run, manifest, done
@@ -424,6 +462,15 @@ class Runner:
     def run(
         self, resume: Path | None = None, on_result: Callable[[CaseResult], None] | None = None
     ) -> RunOutcome:
+        """Run every (case, repeat) not yet done (all of them, or those `resume`'s journal lacks)."""
+        try:
+            return self._run(resume, on_result)
+        finally:
+            if self._lock is not None:
+                self._lock.close()  # released: another process may resume this run now
+                self._lock = None
+
+    def _run(self, resume: Path | None, on_result: Callable[[CaseResult], None] | None) -> RunOutcome:
         if isinstance(self.system, ClaudeSystem) or self.judge is not None:
             self.cache.check_writable()  # fail before the run directory exists, not halfway through
             self.cache.check_readable()  # a replay with no cache to read would only give replay misses
@@ -444,10 +491,12 @@ class Runner:
             raise EvalkitError(
                 f"{run.path}: cannot make the run directory ({exc.strerror}); choose another --out or --runs-dir"
             ) from None
+        self._lock = _lock_run_dir(run.path)
         journal: Journal | None = None
         bar = None
         interrupted = False
         stopped: _StopRun | None = None
+        failure: Exception | None = None
         workers: Any = None
         # the collector leaves alone what existed before the run (the suite, the SDK's modules): otherwise the
         # first burst of cases set off a full collection of all of it, about 90 ms; forked workers inherit this,
@@ -496,6 +545,9 @@ class Runner:
         except _StopRun as exc:
             interrupted = True
             stopped = exc
+        except Exception as exc:  # a worker that died, a disk that filled up, or a bug: marked, then raised
+            interrupted = True
+            failure = exc
         finally:
             gc.unfreeze()
             if workers is not None:
@@ -509,12 +561,22 @@ class Runner:
             manifest.status = "complete" if was_complete else "interrupted"
             if before is not None and was_complete:
                 manifest.ended_at = before.ended_at
-            run.write_manifest(manifest)
+            with contextlib.suppress(
+                OSError
+            ):  # a full disk may refuse this too: the journal has what finished
+                run.write_manifest(manifest)
             if stopped is not None:
                 raise EvalkitError(stopped.advice(run.path))
+            if isinstance(failure, OSError | WorkerStopped):
+                raise EvalkitError(
+                    f"the run stopped: {failure}. What finished is kept; once the cause is fixed: "
+                    f"evalkit run --resume {run.path}"
+                ) from failure
+            if failure is not None:
+                raise failure
             raise KeyboardInterrupt(f"interrupted; finish with: evalkit run --resume {run.path}")
         assert journal is not None  # made before anything that could return without raising
-        run.finish(journal)
+        run.finish(journal, run_id=manifest.run_id)
         if workers is not None:
             workers.join()  # they exit while the run directory is finished
         manifest.status = "complete"

@@ -7,7 +7,7 @@ import polars as pl
 from evalkit.errors import clip
 from evalkit.graders import NOT_JUDGED
 from evalkit.results import Manifest
-from evalkit.stats import case_verdicts, pass_rate
+from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
 
 def _pct(x: float | None) -> str:
@@ -30,9 +30,11 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
     if rows.is_empty():
         return "\n".join([*lines, "no results"])
     verdicts = case_verdicts(rows)
-    overall = pass_rate(verdicts).row(0, named=True)
     n_cases = verdicts["case_id"].n_unique()
     repeats = verdicts["repeat"].n_unique()
+    # repeats of a case are not independent draws: with more than one, the interval is clustered by case
+    rate_of = clustered_pass_rate if repeats > 1 else pass_rate
+    overall = rate_of(verdicts).row(0, named=True)
     if overall["not_scored"]:
         # the unscored cases are exactly the ones that passed their cheap checks: a rate over the scored ones
         # alone would be biased low, so give the bounds the unscored cases allow
@@ -49,7 +51,7 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
         f"  errors {overall['errors']}  not scored {overall['not_scored']}"
     )
     lines.append("")
-    per_slice = pass_rate(verdicts, by="slice").sort("slice")
+    per_slice = rate_of(verdicts, by="slice").sort("slice")
     width = max(12, *(len(s) for s in per_slice["slice"].to_list()))
     waiting = bool(overall["not_scored"])
     extra = f"  {'await judge':>11}" if waiting else ""

@@ -37,6 +37,10 @@ _READ_AHEAD = 1
 _SHARED = 0.1
 
 
+class WorkerStopped(RuntimeError):
+    """A worker process ended before its cases were done (killed, or out of memory)."""
+
+
 class _Sender:
     """One worker's end of its results pipe, shared by its threads. Sends in the calling thread: no feeder
     thread to wake for every result, as a multiprocessing queue would."""
@@ -274,8 +278,8 @@ class CaseWorkers:
                 raise self._stopped(proc)
 
     @staticmethod
-    def _stopped(proc: Any) -> RuntimeError:
-        return RuntimeError(
+    def _stopped(proc: Any) -> WorkerStopped:
+        return WorkerStopped(
             f"worker process {proc.name} stopped (exit code {proc.exitcode}); "
             "resume the run, with --processes 1 if it happens again"
         )

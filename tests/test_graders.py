@@ -279,3 +279,25 @@ def test_judge_not_judged_without_a_judge() -> None:
     outcomes = grade_case(case, "a", GradingContext())
     assert outcomes[0].status == "skipped" and outcomes[0].skipped_reason == NOT_JUDGED
     assert outcomes[0].passed is None and outcomes[1].passed is True
+
+
+def test_judge_skipped_when_a_cheaper_check_on_its_field_errored(tmp_path: Path) -> None:
+    mod = tmp_path / "checks.py"
+    mod.write_text(
+        "import evalkit\n@evalkit.check('boom2')\ndef boom(value, case):\n    raise RuntimeError('bug')\n"
+    )
+    ctx = GradingContext(user=load_user_module(mod))
+    case = case_with(
+        {"kind": "user", "name": "boom2", "field": "draft"},
+        {"kind": "judge", "field": "draft", "rubric": ["Answers the question"]},
+    )
+    calls: list[Any] = []
+
+    def judge(check: JudgeCheck, value: Any, case: Case) -> Grade:
+        calls.append(value)
+        return Grade(passed=True)
+
+    outcomes = grade_case(case, {"draft": "fine"}, ctx, judge=judge)
+    assert [o.status for o in outcomes] == ["error", "skipped"]
+    assert (outcomes[1].skipped_reason or "").startswith("cheaper check errored: ")
+    assert calls == []  # the case is an error whatever the judge says: no call is paid for

@@ -721,3 +721,40 @@ def test_a_run_that_cannot_connect_stops_with_the_fix_and_resumes(
     assert rows.filter(pl.col("case_status") == "error").is_empty()
     assert rows.select("case_id", "repeat").n_unique() == 40
     assert sorted(requests_per_case(message_requests(server.requests)).values()) == [1] * 40
+
+
+def test_a_cache_entry_that_cannot_be_written_keeps_the_calls_cost_in_one_process_as_in_workers(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call was made and paid for: its error result records what it cost, whichever way the run ran."""
+    from evalkit.cache import ResponseCache
+    from evalkit.runner import Runner, RunOptions
+    from evalkit.suite import load_suite
+    from evalkit.systems import load_system
+
+    server = make_anthropic_server(responder=parity_responder)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    real = ResponseCache.put
+
+    def full_for_c001(self: ResponseCache, key: str, endpoint: str, request: Any, *a: Any, **kw: Any) -> None:
+        if user_turn(1) in json.dumps(request):
+            raise OSError(28, "No space left on device")
+        real(self, key, endpoint, request, *a, **kw)
+
+    monkeypatch.setattr(ResponseCache, "put", full_for_c001)
+    suite = load_suite(make_suite(tmp_path, 4))
+    opts = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, processes=1)
+    outcome = Runner(suite, load_system("claude", suite), opts).run()
+    (error,) = [r for r in outcome.results if r.status == "error"]
+    assert error.case_id == case_id(1) and "No space left" in (error.error or "")
+    assert error.cost_usd is not None and error.cost_usd > 0 and error.input_tokens
+    assert outcome.totals.spent_usd == pytest.approx(sum(r.cost_usd or 0 for r in outcome.results))
+
+
+def test_a_negative_max_retries_is_a_usage_error(tmp_path: Path) -> None:
+    proc = evalkit(
+        "run", str(make_suite(tmp_path, 2)), "--max-retries", "-1", env=dict(os.environ), cwd=tmp_path
+    )
+    assert proc.returncode == 2 and "--max-retries: must be 0 or more" in proc.stderr
+    assert not (tmp_path / "runs").exists()

@@ -206,3 +206,103 @@ def test_the_progress_bar_in_a_ci_log_is_drawn_at_the_start_and_the_end(tmp_path
     assert proc.returncode == 0, proc.stderr
     drawn = [line for line in proc.stderr.replace("\r", "\n").splitlines() if "case/s" in line]
     assert len(drawn) == 2 and "0/40" in drawn[0] and "40/40" in drawn[-1], drawn
+
+
+def test_a_system_that_calls_sys_exit_is_an_error_result_not_the_end_of_the_run(tmp_path: Path) -> None:
+    import sys
+
+    suite = load_suite(make_suite(tmp_path, n=6))
+
+    def predict(case_input: dict[str, Any]) -> Any:
+        if case_input["n"] == 3:
+            sys.exit(0)
+        return {"label": "even" if case_input["n"] % 2 == 0 else "odd"}
+
+    outcome = Runner(suite, PythonSystem("exits", predict, "test"), options(tmp_path)).run()
+    assert outcome.manifest.status == "complete"
+    _, rows = load_run(outcome.run_dir)
+    errors = rows.filter(pl.col("case_status") == "error")
+    assert errors["case_id"].to_list() == ["c003"] and errors["case_error"][0].startswith("SystemExit")
+
+
+def test_an_output_is_graded_as_it_is_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    root.mkdir()
+    case = {"id": "t", "input": 1, "checks": [{"kind": "exact", "expected": ["a", "b"]}]}
+    keyed = {"id": "k", "input": 2, "checks": [{"kind": "exact", "expected": {"1": "one"}}]}
+    (root / "cases.jsonl").write_text(json.dumps(case) + "\n" + json.dumps(keyed) + "\n")
+    (root / "suite.toml").write_text('name = "shapes"\n')
+    suite = load_suite(root)
+    outputs = {1: ("a", "b"), 2: {1: "one"}}  # a tuple, and a dict with an int key
+    system = PythonSystem("shapes", lambda i: outputs[i], "test")
+    _, rows = load_run(Runner(suite, system, options(tmp_path)).run().run_dir)
+    assert rows["status"].to_list() == ["pass", "pass"]
+
+
+def test_finishing_keeps_only_this_runs_results(tmp_path: Path) -> None:
+    """A line that is not a result, or one from another run, never replaces a case's result."""
+    suite = load_suite(make_suite(tmp_path, n=6))
+    first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    journal = first.run_dir / "results.jsonl"
+    before = {json.loads(line)["case_id"]: line for line in journal.read_text().splitlines()}
+    other = json.loads(before["c002"]) | {"run_id": "another-run", "case_id": "d000", "suite": "other"}
+    with journal.open("a") as fh:
+        fh.write(json.dumps({"case_id": "c005", "repeat": 0, "status": "passed"}) + "\n")
+        fh.write(json.dumps(other) + "\n")
+    again = Runner(suite, load_system("baseline", suite), options(tmp_path)).run(resume=first.run_dir)
+    after = {json.loads(line)["case_id"]: line for line in journal.read_text().splitlines()}
+    assert after == before
+    _, rows = load_run(again.run_dir)
+    assert sorted(rows["case_id"].unique()) == [f"c{i:03d}" for i in range(6)]
+
+
+def test_a_run_being_run_cannot_be_resumed_at_the_same_time(tmp_path: Path) -> None:
+    from evalkit.runner import _lock_run_dir
+
+    suite = load_suite(make_suite(tmp_path, n=4))
+    first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    held = _lock_run_dir(first.run_dir)  # as another process running it would hold it
+    try:
+        with pytest.raises(EvalkitError, match="being run by another evalkit process"):
+            Runner(suite, load_system("baseline", suite), options(tmp_path)).run(resume=first.run_dir)
+    finally:
+        held.close()
+    again = Runner(suite, load_system("baseline", suite), options(tmp_path)).run(resume=first.run_dir)
+    assert again.manifest.status == "complete"
+
+
+def test_a_run_that_fails_unexpectedly_is_marked_interrupted_with_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.results import Journal
+
+    suite = load_suite(make_suite(tmp_path, n=6))
+    real = Journal.append
+    count = [0]
+
+    def disk_full(self: Journal, result: Any) -> None:
+        count[0] += 1
+        if count[0] == 3:
+            raise OSError(28, "No space left on device")
+        real(self, result)
+
+    monkeypatch.setattr(Journal, "append", disk_full)
+    with pytest.raises(EvalkitError, match=r"No space left on device.*evalkit run --resume"):
+        Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert RunDir(run_dir).read_manifest().status == "interrupted"
+    monkeypatch.undo()
+    again = Runner(suite, load_system("baseline", suite), options(tmp_path)).run(resume=run_dir)
+    assert again.manifest.status == "complete" and len(again.results) == 6
+
+
+def test_the_summary_interval_is_clustered_by_case_over_repeats(tmp_path: Path) -> None:
+    from evalkit.stats import case_verdicts, clustered_pass_rate
+    from evalkit.summary import format_summary
+
+    suite = load_suite(make_suite(tmp_path, n=20))
+    outcome = Runner(suite, load_system("baseline", suite), options(tmp_path, repeats=3)).run()
+    manifest, rows = load_run(outcome.run_dir)
+    r = clustered_pass_rate(case_verdicts(rows)).row(0, named=True)
+    expected = f"95% CI {100 * r['ci_low']:.1f}%–{100 * r['ci_high']:.1f}%"
+    assert expected in format_summary(manifest, rows)

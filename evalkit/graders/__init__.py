@@ -1,7 +1,7 @@
 """Graders, cheapest first: exact/schema, then code checks, then the model judge.
 
 `grade_case` runs a case's checks in that order; a judge check is skipped (and says why) when a cheaper check
-on the same field failed, so a wrong answer never pays for a judge call.
+on the same field failed (or errored), so a wrong answer never pays for a judge call.
 """
 
 from __future__ import annotations
@@ -94,13 +94,15 @@ def grade_case(
     order = sorted(range(len(case.checks)), key=lambda i: (case.checks[i].order, i))
     outcomes: dict[int, CheckOutcome] = {}
     failed: list[Any] = []
+    errored: set[int] = set()
     for i in order:
         chk = case.checks[i]
         if isinstance(chk, JudgeCheck):
             blockers = [f for f in failed if skip_judge_when == "any_failed" or covers(f.field, chk.field)]
             if blockers:
                 names = ", ".join(b.label for b in blockers)
-                outcomes[i] = CheckOutcome(i, chk, "skipped", skipped_reason=f"cheaper check failed: {names}")
+                how = "errored" if all(id(b) in errored for b in blockers) else "failed"
+                outcomes[i] = CheckOutcome(i, chk, "skipped", skipped_reason=f"cheaper check {how}: {names}")
                 continue
             if judge is None:
                 outcomes[i] = CheckOutcome(i, chk, "skipped", skipped_reason=NOT_JUDGED)
@@ -113,6 +115,10 @@ def grade_case(
                 grade = grade_check(chk, output, case, ctx)
         except Exception as exc:
             outcomes[i] = CheckOutcome(i, chk, "error", error=f"{type(exc).__name__}: {exc}")
+            failed.append(
+                chk
+            )  # the case ends in an error whatever a judge says: no judge call is paid for it
+            errored.add(id(chk))
             continue
         outcomes[i] = CheckOutcome(i, chk, "pass" if grade.passed else "fail", grade=grade)
         if not grade.passed:
