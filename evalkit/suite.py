@@ -9,18 +9,29 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evalkit.cases import Case, cases_to_jsonl, cases_version, read_cases
 from evalkit.checks import SchemaCheck, SqlRowsMatchCheck, UserCheck
-from evalkit.errors import Problem, SuiteValidationError
+from evalkit.errors import EvalkitError, Problem, SuiteValidationError
 from evalkit.fsutil import atomic_write_text
 from evalkit.registry import UserModule, load_user_module
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_JUDGE_MODEL = "claude-opus-4-6"
+
+
+def _unset_default_temperature(data: Any, alternatives: tuple[str, ...]) -> Any:
+    """No temperature where the default one would not be sent: with top_p or with thinking, if none was given."""
+    if (
+        isinstance(data, dict)
+        and "temperature" not in data
+        and any(data.get(key) is not None for key in alternatives)
+    ):
+        return {**data, "temperature": None}
+    return data
 
 
 class ModelSettings(BaseModel):
@@ -34,6 +45,13 @@ class ModelSettings(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1)
     thinking_budget: int | None = Field(default=None, ge=1024)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _temperature_only_when_sent(cls, data: Any) -> Any:
+        # the API takes temperature or top_p, not both, and with thinking only its default temperature: the
+        # default 0.0 is dropped then (an explicit temperature there is a validation problem, see below)
+        return _unset_default_temperature(data, ("top_p", "thinking_budget"))
+
 
 class JudgeSettings(BaseModel):
     """How the model judge calls Claude; pinned, and by default a different model from the system's."""
@@ -45,6 +63,11 @@ class JudgeSettings(BaseModel):
     temperature: float | None = Field(default=0.0, ge=0, le=1)
     thinking_budget: int | None = Field(default=None, ge=1024)
     pass_rule: Literal["all", "majority"] = "all"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _temperature_only_when_sent(cls, data: Any) -> Any:
+        return _unset_default_temperature(data, ("thinking_budget",))
 
 
 class SuiteConfig(BaseModel):
@@ -117,22 +140,172 @@ def _config_problems(exc: ValidationError, shown: str) -> list[Problem]:
     return out
 
 
-def _read_config(root: Path) -> tuple[SuiteConfig | None, list[Problem]]:
+_TOML_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+_TOML_HEADER = re.compile(rf"^\s*\[\[?\s*({_TOML_KEY_PART}(?:\s*\.\s*{_TOML_KEY_PART})*)\s*\]\]?\s*(?:#.*)?$")
+_TOML_KEY = re.compile(rf"^\s*({_TOML_KEY_PART}(?:\s*\.\s*{_TOML_KEY_PART})*)\s*=")
+
+
+def _key_parts(dotted: str) -> tuple[str, ...]:
+    return tuple(part.strip("\"'") for part in re.findall(_TOML_KEY_PART, dotted))
+
+
+def _toml_key_lines(text: str) -> dict[str, int]:
+    """The 1-based line where each key of a TOML text is set: {"name": 1, "model": 8, "model.top_p": 10}.
+
+    A table's own entry is its header line (or the first line that sets a key in it). Lines inside a multi-line
+    string are skipped. A scan of the text, not a parse: only for locating problems.
+    """
+    found: dict[str, int] = {}
+    table: tuple[str, ...] = ()
+    closing: str | None = None  # the delimiter of the multi-line string we are in
+    for number, line in enumerate(text.splitlines(), start=1):
+        if closing is not None:
+            if closing in line:
+                closing = None
+            continue
+        header = _TOML_HEADER.match(line)
+        if header:
+            table = _key_parts(header.group(1))
+            found.setdefault(".".join(table), number)
+            continue
+        key = _TOML_KEY.match(line)
+        if not key:
+            continue
+        parts = table + _key_parts(key.group(1))
+        for i in range(1, len(parts) + 1):
+            found.setdefault(".".join(parts[:i]), number)
+        rest = line[key.end() :]
+        closing = next((q for q in ('"""', "'''") if rest.count(q) % 2 == 1), None)
+    return found
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _settings_problems(data: dict[str, Any], config: SuiteConfig) -> list[tuple[str, str, str]]:
+    """(field, message, hint) for settings the API would reject or silently not use."""
+    found: list[tuple[str, str, str]] = []
+    given = _table(data, "model")
+    model = config.model
+    if "temperature" in given and "top_p" in given:
+        found.append(
+            (
+                "model.top_p",
+                "set temperature or top_p, not both: current Claude models reject a request with both",
+                "remove one of them from [model]; top_p alone sends no temperature",
+            )
+        )
+    if "temperature" in given and model.thinking_budget is not None:
+        found.append(
+            (
+                "model.temperature",
+                "with thinking_budget set the API takes only its default temperature, so this one would not be sent",
+                "remove temperature from [model], or remove thinking_budget",
+            )
+        )
+    if model.thinking_budget is not None and model.thinking_budget >= model.max_tokens:
+        default = "" if "max_tokens" in given else ", the default"
+        found.append(
+            (
+                "model.thinking_budget",
+                f"thinking_budget ({model.thinking_budget}) must be below max_tokens ({model.max_tokens}{default}): "
+                "max_tokens caps the thinking and the answer together",
+                f"raise model.max_tokens above the budget (e.g. max_tokens = {model.thinking_budget + 1024}), "
+                "or lower thinking_budget",
+            )
+        )
+    judge = _table(data, "judge")
+    if "temperature" in judge and config.judge.thinking_budget is not None:
+        found.append(
+            (
+                "judge.temperature",
+                "with thinking_budget set the API takes only its default temperature, so this one would not be sent",
+                "remove temperature from [judge], or remove thinking_budget",
+            )
+        )
+    return found
+
+
+def _sdk_model_ids() -> frozenset[str]:
+    """The model ids the installed anthropic SDK lists (its ModelParam literals)."""
+    try:
+        from anthropic.types.model_param import ModelParam
+    except ImportError:
+        return frozenset()
+    return frozenset(v for arg in get_args(ModelParam) for v in get_args(arg) if isinstance(v, str))
+
+
+def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -> list[Problem]:
+    """An undated alias (name the dated id to pin), or an id nobody knows (its cost will be unknown)."""
+    from evalkit.pricing import DEFAULT_PRICES, PINNED_IDS, current_prices
+
+    try:
+        prices = current_prices()
+    except EvalkitError:  # a broken EVALKIT_PRICES file is reported where prices are used
+        prices = DEFAULT_PRICES
+    out: list[Problem] = []
+    for fld, name in (("model.name", config.model.name), ("judge.model", config.judge.model)):
+        key = fld.split(".")[1]
+        line = lines.get(fld)
+        dated = PINNED_IDS.get(name)
+        if dated:
+            out.append(
+                Problem(
+                    shown,
+                    line,
+                    fld,
+                    f"{name!r} is an undated alias: the snapshot behind it can change, and the results with it",
+                    f'pin the dated id: {key} = "{dated[-1]}"',
+                )
+            )
+        elif name not in prices and name not in _sdk_model_ids():
+            out.append(
+                Problem(
+                    shown,
+                    line,
+                    fld,
+                    f"{name!r} is in neither the price table nor the anthropic SDK's model list: "
+                    "its cost will be unknown",
+                    "check the spelling; if the id is right, price it in a file named by EVALKIT_PRICES "
+                    "(see evalkit/pricing.py)",
+                )
+            )
+    return out
+
+
+@dataclass
+class _ConfigRead:
+    config: SuiteConfig | None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+def _read_config(root: Path) -> _ConfigRead:
     toml_path = root / "suite.toml"
     if not toml_path.exists():
-        return SuiteConfig(name=root.name), []
+        return _ConfigRead(SuiteConfig(name=root.name))
     shown = str(toml_path)
+    text = toml_path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"at line (\d+)", str(exc))
         line = int(found.group(1)) if found else None
-        return None, [Problem(shown, line, "(toml)", f"invalid TOML: {exc}", "fix the syntax")]
+        return _ConfigRead(None, [Problem(shown, line, "(toml)", f"invalid TOML: {exc}", "fix the syntax")])
     data.setdefault("name", root.name)
     try:
-        return SuiteConfig.model_validate(data), []
+        config = SuiteConfig.model_validate(data)
     except ValidationError as exc:
-        return None, _config_problems(exc, shown)
+        return _ConfigRead(None, _config_problems(exc, shown))
+    lines = _toml_key_lines(text)
+    problems = [
+        Problem(shown, lines.get(fld, lines.get(fld.split(".")[0])), fld, message, hint)
+        for fld, message, hint in _settings_problems(data, config)
+    ]
+    return _ConfigRead(config, problems, _model_id_warnings(config, shown, lines), lines)
 
 
 def _load_schema(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
@@ -269,10 +442,12 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
             return None, [
                 Problem(str(p), None, "(suite)", "no cases.jsonl in this folder", "add one case per line")
             ]
-        config, problems = _read_config(p)
+        read = _read_config(p)
+        config, problems, config_warnings, toml_lines = read.config, read.problems, read.warnings, read.lines
     elif p.suffix == ".jsonl" and p.exists():
         root, cases_file = None, p
         config, problems = SuiteConfig(name=p.stem), []
+        config_warnings, toml_lines = [], {}
     else:
         hint = "give a suite folder (goldens/<name>/) or a .jsonl file"
         return None, [Problem(str(p), None, "(path)", "not found" if not p.exists() else "not a suite", hint)]
@@ -297,7 +472,13 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         checks_path = base / checks_rel
         if not checks_path.exists():
             problems.append(
-                Problem(str(base / "suite.toml"), None, "checks", "file not found", "fix the path")
+                Problem(
+                    str(base / "suite.toml"),
+                    toml_lines.get("checks"),
+                    "checks",
+                    "file not found",
+                    "fix the path",
+                )
             )
         else:
             try:
@@ -317,8 +498,9 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         lines=lines,
     )
     problems.extend(_cross_check(suite, lines, shown, user_error))
+    suite.warnings = list(config_warnings)
     if schema is not None and config.output_schema and not problems:
-        suite.warnings = schema_warnings(schema, str(base / config.output_schema))
+        suite.warnings.extend(schema_warnings(schema, str(base / config.output_schema)))
     return (suite if not problems else None), problems
 
 

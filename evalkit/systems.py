@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import inspect
 import json
+import os
 import sys
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalkit.errors import EvalkitError
 from evalkit.hashing import content_hash, sha256_hex
@@ -110,7 +114,8 @@ class ClaudeSystem:
             "name": self.name,
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
+            # what build_request sends: with thinking, no temperature
+            "temperature": self.temperature if self.thinking_budget is None else None,
             "top_p": self.top_p,
             "thinking_budget": self.thinking_budget,
             "prompt_path": self.prompt_path,
@@ -122,34 +127,161 @@ class ClaudeSystem:
 System = PythonSystem | ClaudeSystem
 
 
-def _load_file_function(path: Path, func: str) -> Callable[[Any], Any]:
+def _load_file_function(path: Path, func: str, spec: str | None = None) -> Callable[[Any], Any]:
+    """`func` from the Python file at `path`, imported as a module of its own, checked to take one input.
+
+    The file's folder is first on sys.path while the file is imported, so it can import a module next to it
+    (`from helpers import LABEL`). Such a helper module is cached in sys.modules under its own name
+    (`helpers`): another file imported later in the same process that imports a `helpers` of its own gets
+    the first one."""
+    label = spec or f"{path}:{func}"
     mod_name = f"evalkit_system_{path.stem}_{sha256_hex(str(path.resolve()))[:10]}"
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    if spec is None or spec.loader is None:
-        raise SystemError_(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
+    module_spec = importlib.util.spec_from_file_location(mod_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise SystemError_(
+            f"system {label!r}: cannot import {path}; a system file must be Python source (.py)"
+        )
+    module = importlib.util.module_from_spec(module_spec)
     sys.modules[mod_name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(mod_name, None)
-        raise SystemError_(f"{path} failed to import: {type(exc).__name__}: {exc}") from exc
+        # the file's folder first on sys.path for the import only, so it can import a module next to it; a helper
+        # imported this way stays cached in sys.modules under its own name after the folder is taken off
+        with _first_on_path(path.parent):
+            try:
+                module_spec.loader.exec_module(module)
+            except (Exception, SystemExit) as exc:
+                raise SystemError_(f"system {label!r}: {_import_failure(str(path), exc)}") from exc
+        fn = getattr(module, func, None)
+        if fn is None:
+            raise SystemError_(
+                f"system {label!r}: {path} has no function {func!r}; define `def {func}(input): ...`"
+            )
+        return _checked_function(fn, label, func)
+    except BaseException:
+        sys.modules.pop(mod_name, None)  # nothing half-loaded is left behind
+        raise
+
+
+def _load_module_function(target: str, func: str, spec: str) -> PythonSystem:
+    """`func` from the module `target`, imported with the current directory first on sys.path."""
+    if target.startswith("."):
+        raise SystemError_(
+            f"system {spec!r}: {target!r} is a relative module name; write it in full (package.module:{func}) "
+            f"or give a file (path/to/file.py:{func})"
+        )
+    cwd = Path.cwd()
+    importlib.invalidate_caches()  # a module written since the last import is found
+    try:
+        # as uvicorn and gunicorn do: the `evalkit` console script does not put the current directory on
+        # sys.path (python -m does), so `mysys:predict` would not find ./mysys.py without this
+        with _first_on_path(cwd):
+            module = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
+            file_hint = "; a file system's path must end in .py" if "/" in target or "\\" in target else ""
+            raise SystemError_(
+                f"cannot import module {target!r} for system {spec!r}: {exc}. evalkit looks in the current "
+                f"directory ({cwd}) and the installed packages: run it from the folder that holds the module, "
+                f"add that folder to PYTHONPATH, or name the file instead (path/to/file.py:{func}){file_hint}"
+            ) from exc
+        raise SystemError_(f"system {spec!r}: {_import_failure(f'module {target!r}', exc)}") from exc
+    except (Exception, SystemExit) as exc:
+        raise SystemError_(f"system {spec!r}: {_import_failure(f'module {target!r}', exc)}") from exc
     fn = getattr(module, func, None)
+    if fn is None:
+        raise SystemError_(f"system {spec!r}: module {target!r} has no function {func!r}")
+    fn = _checked_function(fn, spec, func)
+    source, code_hash = _module_source(module, fn)
+    return PythonSystem(spec, fn, source or spec, code_hash)
+
+
+@contextlib.contextmanager
+def _first_on_path(folder: Path) -> Iterator[None]:
+    """`folder` first on sys.path while the block runs: put there (and taken off after) unless it is already."""
+    first = sys.path[0] if sys.path else None
+    if first is not None and Path(first or os.curdir).resolve() == folder.resolve():
+        yield
+        return
+    entry = str(folder)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
+def _import_failure(what: str, exc: BaseException) -> str:
+    """Why importing `what` failed, located: a SyntaxError's file and line, else where the exception was raised."""
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else f"line {exc.lineno}"
+        return f"{what} failed to import: {type(exc).__name__} at {where}: {exc.msg}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{what} failed to import: {type(exc).__name__}: {exc}{where}"
+
+
+def _checked_function(fn: Any, spec: str, func: str) -> Callable[[Any], Any]:
+    """`fn` if it can be called as `fn(input)` and returns its output (not a coroutine); else a SystemError_."""
+    expected = f"define `def {func}(input): ...` (one positional argument, any others with defaults)"
     if not callable(fn):
-        raise SystemError_(f"{path} has no function {func!r}; define `def {func}(input): ...`")
-    return fn
+        raise SystemError_(f"system {spec!r}: {func!r} is a {type(fn).__name__}, not a function; {expected}")
+    if (
+        inspect.iscoroutinefunction(fn)
+        or inspect.isasyncgenfunction(fn)
+        or inspect.iscoroutinefunction(type(fn).__call__)  # an object with `async def __call__`
+    ):
+        raise SystemError_(
+            f"system {spec!r}: {func} is `async def`, but evalkit calls a system synchronously; {expected} "
+            "(it may run a coroutine itself with asyncio.run)"
+        )
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have none: called as they are
+        return cast("Callable[[Any], Any]", fn)
+    try:
+        signature.bind(None)
+    except TypeError:
+        raise SystemError_(
+            f"system {spec!r}: {func}{signature} cannot be called with one argument, the case's input; {expected}"
+        ) from None
+    return cast("Callable[[Any], Any]", fn)
 
 
-def load_system(spec: str, suite: Suite) -> System:
-    """Resolve `baseline`, `claude`, `path/to/file.py:function` or `package.module:function`."""
+def _module_source(module: Any, fn: Any) -> tuple[str | None, str | None]:
+    """The module's source file, and a hash of it (and of the file `fn` is defined in, when that is another)."""
+    files: list[Path] = []
+    for obj in (module, inspect.getmodule(fn)):
+        try:
+            name = inspect.getsourcefile(obj) if obj is not None else None
+        except TypeError:  # a builtin or extension module: no source to hash
+            name = None
+        if name and Path(name).is_file() and Path(name).resolve() not in files:
+            files.append(Path(name).resolve())
+    if not files:
+        return None, None
+    text = "\0".join(f.read_text(encoding="utf-8", errors="replace") for f in files)
+    return str(files[0]), sha256_hex(text)[:12]
+
+
+def load_system(spec: str | None, suite: Suite) -> System:
+    """Resolve `baseline`, `claude`, `path/to/file.py:function` or `package.module:function`.
+
+    None is the suite's default_system. A relative file path there (or a spec that is the same text) is resolved
+    against the suite's folder, as suite.toml's other paths are; one given on the command line against the current
+    directory first, then the suite's folder. A file system's name is its spec with the file's absolute path, so
+    `evalkit run --resume` (which loads the manifest's name) finds it from any directory. A module is imported with
+    the current directory first on sys.path. Anything wrong is a SystemError_ naming the spec."""
+    from_suite = spec is None or spec == suite.config.default_system
+    spec = suite.config.default_system if spec is None else spec
     if spec == "baseline":
-        path = suite.resolve(suite.config.baseline)
+        path = suite.resolve(suite.config.baseline).resolve()
         if not path.exists():
             raise SystemError_(
                 f"suite {suite.name} has no baseline ({path} not found); use --system claude or module:function"
             )
         return PythonSystem(
-            "baseline", _load_file_function(path, "predict"), str(path), _file_hash(path), free=True
+            "baseline", _load_file_function(path, "predict", spec), str(path), _file_hash(path), free=True
         )
     if spec == "claude":
         path = suite.resolve(suite.config.prompt)
@@ -169,23 +301,32 @@ def load_system(spec: str, suite: Suite) -> System:
             prompt_path=str(path),
         )
     if ":" not in spec:
-        raise SystemError_(f"unknown system {spec!r}: use baseline, claude, or module:function")
+        more = f"; name the function too, e.g. {spec}:predict" if spec.endswith(".py") else ""
+        raise SystemError_(
+            f"unknown system {spec!r}: use baseline, claude, module:function or path/file.py:function{more}"
+        )
     target, func = spec.rsplit(":", 1)
+    if not target.strip():
+        raise SystemError_(
+            f"system {spec!r} names no module or file before the ':'; write module:function or path/file.py:function"
+        )
+    if not func.strip():
+        raise SystemError_(f"system {spec!r} names no function after the ':'; write e.g. {target}:predict")
     if target.endswith(".py"):
         path = Path(target)
-        if not path.is_absolute() and not path.exists():
+        # suite.toml's default_system: against the suite's folder, as its other paths; the command line's against
+        # the current directory, then the suite's folder
+        if not path.is_absolute() and (from_suite or not path.exists()):
             path = suite.resolve(target)
+        where = f" (default_system of suite {suite.name}, looked for at {path})" if from_suite else ""
         if not path.exists():
-            raise SystemError_(f"system file {target!r} not found")
-        return PythonSystem(spec, _load_file_function(path, func), str(path), _file_hash(path))
-    try:
-        module = importlib.import_module(target)
-    except ImportError as exc:
-        raise SystemError_(f"cannot import module {target!r} for system {spec!r}: {exc}") from exc
-    fn = getattr(module, func, None)
-    if not callable(fn):
-        raise SystemError_(f"module {target!r} has no function {func!r}")
-    return PythonSystem(spec, fn, spec)
+            raise SystemError_(f"system file {target!r} not found{where}")
+        if not path.is_file():
+            raise SystemError_(f"system file {target!r} is not a file{where}")
+        path = path.resolve()
+        fn = _load_file_function(path, func, spec)
+        return PythonSystem(f"{path}:{func}", fn, str(path), _file_hash(path))
+    return _load_module_function(target, func, spec)
 
 
 def _file_hash(path: Path) -> str:
