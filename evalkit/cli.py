@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except SuiteValidationError as exc:
             problems.extend(exc.problems)
             continue
-        loaded.append((suite, load_system(args.system or suite.config.default_system, suite)))
+        loaded.append((suite, load_system(args.system, suite)))
     if problems:
         raise SuiteValidationError(problems)
     for suite, system in loaded:
@@ -160,11 +160,26 @@ def cmd_run(args: argparse.Namespace) -> int:
             else:
                 from evalkit.gate import run_gate
 
-                gate = run_gate(outcome.run_dir, baseline, max_drop=args.max_drop)
-                print("  " + gate.text.replace("\n", "\n  "))
-                status = max(status, gate.exit_code)
+                try:
+                    gate = run_gate(outcome.run_dir, baseline, max_drop=args.max_drop)
+                except EvalkitError as exc:  # this suite's gate cannot judge; the other suites still run
+                    print(f"  gate: {exc}")
+                    status = max(status, EXIT_USAGE)
+                else:
+                    print("  " + gate.text.replace("\n", "\n  "))
+                    status = max(status, gate.exit_code)
         print()
     return status
+
+
+def _same_system(given: str, recorded: str) -> bool:
+    """Whether a --system spec names the recorded one (a file may be given by another path to it)."""
+    if given == recorded:
+        return True
+    if ".py:" in given and ".py:" in recorded:
+        (file_a, func_a), (file_b, func_b) = (spec.rsplit(":", 1) for spec in (given, recorded))
+        return func_a == func_b and Path(file_a).resolve() == Path(file_b).resolve()
+    return False
 
 
 def _resume_conflicts(args: argparse.Namespace, manifest: Any) -> list[str]:
@@ -173,7 +188,7 @@ def _resume_conflicts(args: argparse.Namespace, manifest: Any) -> list[str]:
     if args.suites and [p.resolve() for p in _expand(args.suites)] != [Path(manifest.suite_path).resolve()]:
         conflicts.append(f"the run is of the suite at {manifest.suite_path}")
     name = manifest.system.get("name")
-    if args.system is not None and args.system != name:
+    if args.system is not None and not _same_system(args.system, str(name)):
         conflicts.append(f"the run's system is {name}, not {args.system}")
     if args.repeats is not None and args.repeats != manifest.repeats:
         conflicts.append(f"the run has {manifest.repeats} repeat(s), not {args.repeats}")
@@ -607,16 +622,16 @@ def _main(args: argparse.Namespace) -> int:
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader went away (`evalkit ... | head`): not an error of ours, and nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return EXIT_OK
     except Exception as exc:
         client = sys.modules.get("evalkit.client")  # imported only by commands that call the API
         if client is None or not isinstance(exc, client.CallError):
             raise
         print(f"evalkit: error: an API call failed ({exc})", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:
-        # the reader went away (`evalkit ... | head`): not an error of ours, and nothing more to say
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        return EXIT_OK
     except KeyboardInterrupt as exc:
         print(str(exc) or "interrupted", file=sys.stderr)  # a run's own message says how to resume it
         return 128 + signal.SIGTERM if _terminated else 130

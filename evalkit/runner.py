@@ -131,26 +131,27 @@ class _Raised:
 class _StopRun(Exception):
     """Every case left would fail the same way: the run stops, saying how to fix it and resume."""
 
-    def advice(self, run_path: Path) -> str:
+    def advice(self, then: str) -> str:
+        """What went wrong and how to fix it, ending with `then`: the command that carries on."""
         raise NotImplementedError
 
 
 class _AuthFailure(_StopRun):
     """A call was refused for its credentials."""
 
-    def advice(self, run_path: Path) -> str:
+    def advice(self, then: str) -> str:
         return (
             f"authentication failed ({self}); set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server, or "
-            f"--cache replay for a committed cache), then: evalkit run --resume {run_path}"
+            f"--cache replay for a committed cache), then: {then}"
         )
 
 
 class _BatchFailure(_StopRun):
     """The Message Batches API refused or failed a request the batch run needed."""
 
-    def advice(self, run_path: Path) -> str:
+    def advice(self, then: str) -> str:
         return (
-            f"the Message Batches API failed ({self}); once it answers again: evalkit run --resume {run_path} "
+            f"the Message Batches API failed ({self}); once it answers again: {then} "
             "(any batch already submitted is collected, not paid for again)"
         )
 
@@ -162,11 +163,11 @@ _UNREACHABLE_AFTER = 8
 class _Unreachable(_StopRun):
     """The first calls of a run all failed to connect."""
 
-    def advice(self, run_path: Path) -> str:
+    def advice(self, then: str) -> str:
         where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
         return (
             f"could not connect to {where}: the first {_UNREACHABLE_AFTER} calls failed after their retries "
-            f"({self}); check ANTHROPIC_BASE_URL, any proxy and the network, then: evalkit run --resume {run_path}"
+            f"({self}); check ANTHROPIC_BASE_URL, any proxy and the network, then: {then}"
         )
 
 
@@ -566,7 +567,16 @@ class Runner:
             ):  # a full disk may refuse this too: the journal has what finished
                 run.write_manifest(manifest)
             if stopped is not None:
-                raise EvalkitError(stopped.advice(run.path))
+                nothing_done = self.totals.done == self.totals.errors and not manifest.batch_ids
+                if (
+                    isinstance(stopped, _AuthFailure)
+                    and resume is None
+                    and nothing_done
+                    and self._discard(run)
+                ):
+                    # bad credentials are bad input: every call so far was refused, and nothing is left behind
+                    raise EvalkitError(stopped.advice("run the same command again"))
+                raise EvalkitError(stopped.advice(f"evalkit run --resume {run.path}"))
             if isinstance(failure, OSError | WorkerStopped):
                 raise EvalkitError(
                     f"the run stopped: {failure}. What finished is kept; once the cause is fixed: "
@@ -583,6 +593,17 @@ class Runner:
         manifest.ended_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         run.write_manifest(manifest)
         return RunOutcome(run.path, manifest, self.totals, resumed=len(done))
+
+    def _discard(self, run: RunDir) -> bool:
+        """Remove a new run's directory that holds no result; whether it is gone."""
+        for path in (run.manifest_path, run.journal_path, run.path / ".lock"):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        try:
+            run.path.rmdir()
+        except OSError:  # something else was put there: leave it
+            return False
+        return True
 
     def _execute(
         self,

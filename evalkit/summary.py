@@ -83,7 +83,8 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
     not_judged = int(by_check["not_judged"].sum())
     if not_judged:
         lines.append(
-            f"  {not_judged} judge checks not judged: set ANTHROPIC_API_KEY (or --judge on with a local server) to run them"
+            f"  {not_judged} judge checks not judged: run with ANTHROPIC_API_KEY set (and without --judge off) to "
+            "judge them"
         )
     case_rows = rows.unique(["case_id", "repeat"])
     lines.extend(_error_lines(rows))

@@ -277,17 +277,42 @@ def test_a_batch_the_api_no_longer_knows_is_sent_again_on_resume(
     assert [r.path for r in server.requests].count("/v1/messages") == 0
 
 
-def test_a_batch_api_failure_stops_the_run_with_how_to_resume(
-    tmp_path: Path, make_anthropic_server: Any
-) -> None:
+def test_a_batch_api_failure_stops_the_run_with_the_fix(tmp_path: Path, make_anthropic_server: Any) -> None:
     from evalkit.errors import EvalkitError
 
     server = make_anthropic_server(responder, api_key="the-right-key")
     runner = runner_for(make_suite(tmp_path, n=4), tmp_path, server, batch=True, batch_poll_s=0.02)
-    with pytest.raises(EvalkitError, match=r"authentication failed.*evalkit run --resume"):
+    with pytest.raises(EvalkitError, match=r"authentication failed.*then: run the same command again"):
         runner.run()
+    assert list((tmp_path / "runs").iterdir()) == []  # a refused key is bad input: nothing is left behind
+
+
+def test_a_batch_that_fails_after_it_was_submitted_keeps_the_run_to_resume(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    from evalkit.errors import EvalkitError
+
+    server = make_anthropic_server(responder, batch_delay=60)
+    runner = runner_for(make_suite(tmp_path, n=4), tmp_path, server, batch=True, batch_poll_s=0.02)
+    polls = [0]
+
+    def stop_the_server(_: float) -> None:
+        polls[0] += 1
+        if polls[0] == 2:
+            server.stop()
+
+    import evalkit.batch
+
+    original = evalkit.batch._sleep
+    evalkit.batch._sleep = stop_the_server
+    try:
+        with pytest.raises(EvalkitError, match=r"Message Batches API failed.*evalkit run --resume"):
+            runner.run()
+    finally:
+        evalkit.batch._sleep = original
     run_dir = next((tmp_path / "runs").iterdir())
-    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "interrupted"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["batch_ids"]["system"]
 
 
 def test_a_judged_batch_run_runs_a_python_system_once_per_case(

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # ten different faults, one per line (the first line is valid)
@@ -101,3 +103,53 @@ def test_a_bad_suite_among_several_stops_the_run_before_any_suite_runs(tmp_path:
     assert f"{broken}:{lines + 1}: (json): invalid JSON" in proc.stderr
     assert "nothing was run" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "runs").exists() and proc.stdout == ""
+
+
+def test_a_reader_that_goes_away_is_not_an_error() -> None:
+    """`evalkit validate goldens/ | head -1`: the rest of the output has nowhere to go, and that is fine."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalkit.cli", "validate", "goldens/"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and "Traceback" not in err, err
+
+
+def test_a_gate_that_cannot_judge_one_suite_does_not_stop_the_others(tmp_path: Path) -> None:
+    boom = tmp_path / "boom.py"
+    boom.write_text("def predict(input):\n    raise RuntimeError('down')\n")
+    runs = tmp_path / "runs"
+    proc = run(
+        "run",
+        "goldens/",
+        "--system",
+        f"{boom}:predict",
+        "--judge",
+        "off",
+        "-q",
+        "--gate",
+        "--runs-dir",
+        str(runs),
+    )
+    assert proc.returncode == 2, proc.stderr
+    suites = sorted(p.name for p in (ROOT / "goldens").iterdir() if (p / "cases.jsonl").exists())
+    assert len(list(runs.iterdir())) == len(suites)  # every suite ran
+    assert proc.stdout.count("  gate: ") == len(suites) and "Traceback" not in proc.stderr
+
+
+def test_a_file_system_given_by_another_path_is_the_same_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.cli import _same_system
+
+    (tmp_path / "pipe.py").write_text("def predict(input):\n    return input\n")
+    monkeypatch.chdir(tmp_path)
+    assert _same_system("pipe.py:predict", f"{tmp_path}/pipe.py:predict")
+    assert not _same_system("pipe.py:other", f"{tmp_path}/pipe.py:predict")
+    assert not _same_system("claude", "baseline")

@@ -532,7 +532,7 @@ def test_an_unknown_system_exits_2_and_leaves_no_run_dir(tmp_path: Path, make_an
     where = ["--cache-dir", str(tmp_path / "cache"), "--runs-dir", str(runs)]
     proc = run_claude(root, *where, env=cli_env(server), cwd=tmp_path, system="gpt-5")
     assert proc.returncode == 2
-    assert "unknown system 'gpt-5'" in proc.stderr and "baseline, claude, or module:function" in proc.stderr
+    assert "unknown system 'gpt-5'" in proc.stderr and "baseline, claude, module:function" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert run_dirs(runs) == [] and server.requests == []
 
@@ -686,13 +686,34 @@ def test_an_auth_failure_stops_the_run_with_the_fix(tmp_path: Path, make_anthrop
     opts = RunOptions(progress=False, cache_dir=tmp_path / "cache", out_root=tmp_path / "runs", judge="off")
     with pytest.raises(EvalkitError, match="ANTHROPIC_API_KEY") as info:
         Runner(suite, load_system("claude", suite), opts, client=client).run()
-    assert "--resume" in str(info.value)
-    run_dir = next((tmp_path / "runs").iterdir())
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted"
+    # bad credentials are bad input: nothing was done, so nothing is left to resume
+    assert str(info.value).endswith("then: run the same command again")
+    assert list((tmp_path / "runs").iterdir()) == []
     # it stopped at the first refusal instead of recording one error per case
     assert len(server.requests_to("/v1/messages")) < len(suite.cases) // 2
-    assert "a-wrong-key" not in (run_dir / "results.jsonl").read_text()
+
+
+def test_an_auth_failure_midway_keeps_the_run_to_resume(tmp_path: Path, make_anthropic_server: Any) -> None:
+    """Once some cases are done, a refused key stops the run with the resume command, the key not written."""
+    from evalkit.errors import EvalkitError
+
+    server = make_anthropic_server(responder=parity_responder, api_key="the-right-key")
+    root = make_suite(tmp_path, 6)
+    suite = load_suite(root)
+    opts = RunOptions(progress=False, cache_dir=tmp_path / "cache", out_root=tmp_path / "runs", concurrency=1)
+    good = Client(base_url=server.base_url, api_key="the-right-key", max_retries=0)
+    first = Runner(suite, load_system("claude", suite), opts, client=good).run()
+    (first.run_dir / "results.jsonl").write_text(
+        "".join((first.run_dir / "results.jsonl").read_text().splitlines(keepends=True)[:3])
+    )
+    import shutil
+
+    shutil.rmtree(tmp_path / "cache")
+    bad = Client(base_url=server.base_url, api_key="a-wrong-key", max_retries=0)
+    with pytest.raises(EvalkitError, match="--resume"):
+        Runner(suite, load_system("claude", suite), opts, client=bad).run(resume=first.run_dir)
+    assert json.loads((first.run_dir / "manifest.json").read_text())["status"] in ("interrupted", "complete")
+    assert "a-wrong-key" not in (first.run_dir / "results.jsonl").read_text()
 
 
 def test_a_run_that_cannot_connect_stops_with_the_fix_and_resumes(
