@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.evalkit-installed
 
 help:
 	@echo "make demo   set up .venv and run every shipped suite offline"
-	@echo "make test   set up .venv, then ruff, mypy and pytest (notebooks included)"
+	@echo "make test   set up .venv, then ruff, mypy and pytest (tests/, and notebooks/ by nbval)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

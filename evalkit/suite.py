@@ -432,6 +432,55 @@ def _cross_check(suite: Suite, lines: dict[str, int], shown: str, user_error: st
     return problems
 
 
+def _system_warnings(config: SuiteConfig, root: Path, toml_lines: dict[str, int]) -> list[Problem]:
+    """What `evalkit run` without --system would stumble on, found without importing anything."""
+    shown, line = str(root / "suite.toml"), toml_lines.get("default_system")
+    found: list[Problem] = []
+    prompt = root / config.prompt
+    if prompt.exists() and not prompt.read_text(encoding="utf-8").strip():
+        found.append(Problem(str(prompt), None, "(prompt)", "the prompt is empty", "write the system prompt"))
+    spec = config.default_system
+    if spec == "claude" and not prompt.exists():
+        found.append(
+            Problem(
+                shown, line, "default_system", f"is claude, but {prompt} is not there", "write the prompt"
+            )
+        )
+    elif spec == "baseline" and "default_system" in toml_lines and not (root / config.baseline).exists():
+        found.append(
+            Problem(
+                shown,
+                line,
+                "default_system",
+                f"is baseline, but {root / config.baseline} is not there",
+                "add the file, or name another system",
+            )
+        )
+    elif spec not in ("claude", "baseline"):
+        target = spec.rsplit(":", 1)[0] if ":" in spec else ""
+        if not target:
+            found.append(
+                Problem(
+                    shown,
+                    line,
+                    "default_system",
+                    f"{spec!r} is not a system",
+                    "use baseline, claude, module:function or path/file.py:function",
+                )
+            )
+        elif target.endswith(".py") and not (root / target).exists() and not Path(target).is_absolute():
+            found.append(
+                Problem(
+                    shown,
+                    line,
+                    "default_system",
+                    f"{root / target} is not there",
+                    "fix the path (it is read from the suite's folder)",
+                )
+            )
+    return found
+
+
 def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
     """Load a suite folder or .jsonl file and collect every problem; never raises for bad input."""
     p = Path(path)
@@ -499,6 +548,8 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
     )
     problems.extend(_cross_check(suite, lines, shown, user_error))
     suite.warnings = list(config_warnings)
+    if root is not None:
+        suite.warnings.extend(_system_warnings(config, root, toml_lines))
     if schema is not None and config.output_schema and not problems:
         suite.warnings.extend(schema_warnings(schema, str(base / config.output_schema)))
     return (suite if not problems else None), problems

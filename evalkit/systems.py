@@ -289,9 +289,21 @@ def load_system(spec: str | None, suite: Suite) -> System:
             raise SystemError_(
                 f"suite {suite.name} has no prompt ({path} not found); write the system prompt there"
             )
+        prompt = path.read_text(encoding="utf-8")
+        if not prompt.strip():
+            raise SystemError_(f"suite {suite.name}'s prompt {path} is empty; write the system prompt there")
+        if suite.output_schema is not None:
+            from evalkit.suite import schema_warnings
+
+            unusable = [w for w in schema_warnings(suite.output_schema, "") if w.field == "(schema)"]
+            if unusable and "cannot take" in unusable[0].message:
+                raise SystemError_(
+                    f"suite {suite.name}: its output schema cannot be sent as structured output: "
+                    f"{unusable[0].message}" + (f" ({unusable[0].hint})" if unusable[0].hint else "")
+                )
         m = suite.config.model
         return ClaudeSystem(
-            prompt=path.read_text(encoding="utf-8"),
+            prompt=prompt,
             model=m.name,
             max_tokens=m.max_tokens,
             temperature=m.temperature,

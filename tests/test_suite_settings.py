@@ -207,3 +207,46 @@ def test_docs_list_every_suite_toml_key() -> None:
         documented = set(re.findall(r"^\| `(\w+)` \|", part, flags=re.MULTILINE))
         missing = set(settings.model_fields) - tables - documented
         assert not missing, (settings.__name__, missing)
+
+
+def _claude_suite(tmp_path: Path, prompt: str, schema: str | None = None, default: str | None = None) -> Path:
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "cases.jsonl").write_text('{"id": "a", "input": "x", "expected": "y", "grader": "exact"}\n')
+    toml = 'name = "s"\n' + (f'default_system = "{default}"\n' if default else "")
+    if schema is not None:
+        (root / "schema.json").write_text(schema)
+        toml += 'output_schema = "schema.json"\n'
+    (root / "suite.toml").write_text(toml)
+    (root / "prompt.md").write_text(prompt)
+    return root
+
+
+def test_an_empty_prompt_is_refused_for_claude_and_warned_of_by_validate(tmp_path: Path) -> None:
+    from evalkit.suite import load_suite
+    from evalkit.systems import SystemError_, load_system
+
+    suite = load_suite(_claude_suite(tmp_path, "  \n"))
+    with pytest.raises(SystemError_, match=r"prompt .* is empty"):
+        load_system("claude", suite)
+    assert any(w.message == "the prompt is empty" for w in suite.warnings)
+
+
+def test_a_schema_structured_output_cannot_take_is_refused_when_the_claude_system_loads(
+    tmp_path: Path,
+) -> None:
+    from evalkit.suite import load_suite
+    from evalkit.systems import SystemError_, load_system
+
+    schema = '{"type": "object", "properties": {"a": {"type": ["string", "null"]}}}'
+    suite = load_suite(_claude_suite(tmp_path, "Answer.", schema=schema))
+    with pytest.raises(SystemError_, match=r"cannot be sent as structured output.*anyOf"):
+        load_system("claude", suite)
+
+
+def test_a_default_system_that_cannot_run_is_warned_of(tmp_path: Path) -> None:
+    from evalkit.suite import load_suite
+
+    suite = load_suite(_claude_suite(tmp_path, "Answer.", default="pipline.py:predict"))
+    (warning,) = [w for w in suite.warnings if w.field == "default_system"]
+    assert "pipline.py is not there" in warning.message and warning.line == 2

@@ -1310,7 +1310,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default)")
-    parser.add_argument("--text", default=DEFAULT_TEXT, help="the reply text for every message")
+    parser.add_argument(
+        "--text",
+        default=DEFAULT_TEXT,
+        help="the reply text for every plain message (a structured-output request gets an example that fits "
+        "its schema instead)",
+    )
     parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each reply")
     parser.add_argument("--batch-delay", type=float, default=0.0, help="seconds before a batch ends")
     parser.add_argument(
