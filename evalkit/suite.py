@@ -131,12 +131,13 @@ class Suite:
         return target
 
 
-def _config_problems(exc: ValidationError, shown: str) -> list[Problem]:
+def _config_problems(exc: ValidationError, shown: str, lines: dict[str, int] | None = None) -> list[Problem]:
     out = []
     for err in exc.errors(include_url=False):
         fld = ".".join(str(p) for p in err["loc"]) or "(file)"
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        out.append(Problem(shown, None, fld, msg, "see docs/case-format.md for suite.toml keys"))
+        line = (lines or {}).get(fld, (lines or {}).get(fld.split(".")[0]))
+        out.append(Problem(shown, line, fld, msg, "see docs/case-format.md for suite.toml keys"))
     return out
 
 
@@ -299,7 +300,7 @@ def _read_config(root: Path) -> _ConfigRead:
     try:
         config = SuiteConfig.model_validate(data)
     except ValidationError as exc:
-        return _ConfigRead(None, _config_problems(exc, shown))
+        return _ConfigRead(None, _config_problems(exc, shown, _toml_key_lines(text)))
     lines = _toml_key_lines(text)
     problems = [
         Problem(shown, lines.get(fld, lines.get(fld.split(".")[0])), fld, message, hint)

@@ -213,7 +213,7 @@ def test_suite_cross_checks(tmp_path: Path) -> None:
     )
     _, problems = validate_suite(root)
     text = "\n".join(map(str, problems))
-    assert "suite.toml: bogus: unknown key" in text
+    assert "suite.toml:2: bogus: unknown key" in text  # located by its line
     # config is broken, so the cross-checks are not reached: fix it and they are
     (root / "suite.toml").write_text('name = "demo"\n')
     _, problems = validate_suite(root)
