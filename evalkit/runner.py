@@ -156,6 +156,9 @@ class _BatchFailure(_StopRun):
         )
 
 
+# how long an interrupted run waits for its workers' calls in flight before it stops them
+_DRAIN_S = 5.0
+
 # connection failures with no call answered yet, after which a run stops rather than retrying every case
 _UNREACHABLE_AFTER = 8
 
@@ -651,6 +654,12 @@ class Runner:
             for result in workers.results():
                 self._record_one(result, journal, bar, on_result)
             finished = True
+        except KeyboardInterrupt:
+            # the calls in flight finish and are journalled (they are paid for); a second Ctrl-C stops at once
+            with contextlib.suppress(KeyboardInterrupt, _StopRun):
+                for result in workers.drain(_DRAIN_S):
+                    self._record_one(result, journal, bar, on_result)
+            raise
         finally:
             workers.close(finished)
 

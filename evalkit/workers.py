@@ -19,6 +19,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection, wait
@@ -116,6 +117,7 @@ def _serve(
     writer: queue.SimpleQueue[Any],
     run_id: str,
     parent: int,
+    halt: Any,
 ) -> None:
     cases = runner.suite.cases
     while True:
@@ -123,7 +125,7 @@ def _serve(
             item: tuple[int, int] | None = own.popleft()
         except IndexError:  # this worker's share is done: the held-back cases, then a stop signal
             item = inbox.get()
-        if item is None:  # _STOP
+        if item is None or halt.value:  # a stop signal, or the run was interrupted: no new case
             return
         if os.getppid() != parent:
             return  # queued work of a killed run is not ours to pay for
@@ -161,9 +163,12 @@ def _worker_main(
     own: list[tuple[int, int]],
     run_id: str,
     parent: int,
+    halt: Any,
 ) -> None:
     # the parent stops a worker with SIGTERM: end at once, not through a handler inherited from the parent's CLI
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Ctrl-C reaches the whole process group: the parent decides, and lets the calls in flight finish (halt)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     runner.in_worker()
     sender = _Sender(conn)
     # cache entries are written by a thread of their own, so a slow disk never holds back the next call
@@ -174,7 +179,7 @@ def _worker_main(
     share = deque(own)  # popped by every thread: a deque's popleft needs no lock of ours
     pool = [
         threading.Thread(
-            target=_serve, args=(runner, share, inbox, sender, writes, run_id, parent), daemon=True
+            target=_serve, args=(runner, share, inbox, sender, writes, run_id, parent, halt), daemon=True
         )
         for _ in range(threads)
     ]
@@ -227,6 +232,8 @@ class CaseWorkers:
         # fork: the copies start in milliseconds with the suite, system and cache already loaded
         ctx = multiprocessing.get_context("fork")
         self._tasks: Any = ctx.Queue()
+        # set by halt(): the workers take no new case (a byte of shared memory, read without a lock)
+        self._halt: Any = ctx.Value("b", 0, lock=False)
         self._threads = split_threads(concurrency, processes)
         self._procs: list[Any] = []
         self._readers: dict[Connection, Any] = {}
@@ -236,7 +243,7 @@ class CaseWorkers:
             reader, writer = ctx.Pipe(duplex=False)
             proc = ctx.Process(
                 target=_worker_main,
-                args=(runner, self._tasks, writer, threads, own, run_id, os.getpid()),
+                args=(runner, self._tasks, writer, threads, own, run_id, os.getpid(), self._halt),
                 daemon=True,
                 name=f"evalkit-cases-{i}",
             )
@@ -271,6 +278,26 @@ class CaseWorkers:
                     raise item
                 received += 1
                 yield item
+
+    def drain(self, timeout: float) -> Iterator[CaseResult]:
+        """After an interrupt: the workers take no new case, and the results of the calls in flight come back.
+
+        Stops after `timeout` seconds, or once every worker has sent what it had and exited."""
+        self._halt.value = 1
+        for _ in range(sum(self._threads)):  # threads waiting on the shared queue get a stop signal
+            self._tasks.put(_STOP)
+        deadline = time.monotonic() + timeout
+        readers = [r for r in self._readers if not r.closed]
+        while readers and (left := deadline - time.monotonic()) > 0:
+            for reader in wait(readers, timeout=left):
+                assert isinstance(reader, Connection)
+                try:
+                    item = reader.recv()
+                except (EOFError, OSError):
+                    readers.remove(reader)
+                    continue
+                if not isinstance(item, BaseException):
+                    yield item
 
     def _check_alive(self) -> None:
         for proc in self._procs:

@@ -159,12 +159,27 @@ def finished_run(
 
 
 def signal_midway(
-    suite: Path, args: list[str], env: dict[str, str], cwd: Path, journal: Path, lines: int, signum: int
+    suite: Path,
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    journal: Path,
+    lines: int,
+    signum: int,
+    group: bool = False,
 ) -> tuple[int, str]:
     """`evalkit run SUITE --system claude ARGS -q`, sent `signum` once its journal has `lines` lines: its exit
-    code and standard error."""
+    code and standard error. With `group`, the signal goes to its whole process group, as Ctrl-C in a terminal."""
     argv = [sys.executable, "-m", "evalkit.cli", "run", str(suite), "--system", "claude", *args, "-q"]
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=group,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -172,7 +187,10 @@ def signal_midway(
                 break
             time.sleep(0.005)
         assert proc.poll() is None, "the run ended before the signal could be sent"
-        proc.send_signal(signum)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -779,3 +797,23 @@ def test_a_negative_max_retries_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and "--max-retries: must be 0 or more" in proc.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_ctrl_c_with_worker_processes_journals_the_calls_in_flight(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    """Ctrl-C reaches every process of the run: the calls in flight finish and are journalled, so every response
+    in the cache has its result, and the resume pays for the rest without counting any of them as a cache hit."""
+    root = make_suite(tmp_path, 200)
+    server = make_anthropic_server(responder=parity_responder, latency=0.3)
+    env = cli_env(server)
+    out = tmp_path / "runs" / "r1"
+    cache = tmp_path / "cache"
+    args = ["--cache-dir", str(cache), "--out", str(out), "--concurrency", "40", "--processes", "2"]
+    code, err = signal_midway(root, args, env, tmp_path, out / "results.jsonl", 50, signal.SIGINT, group=True)
+    assert code == 130, err
+    journalled = {json.loads(line)["case_id"] for line in (out / "results.jsonl").read_text().splitlines()}
+    assert journalled == cached_cases(cache) and 50 <= len(journalled) < 200
+    proc = evalkit("run", "--resume", str(out), "-q", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "cache hits 0/200" in proc.stdout
