@@ -206,6 +206,14 @@ def _settings_problems(data: dict[str, Any], config: SuiteConfig) -> list[tuple[
                 "remove temperature from [model], or remove thinking_budget",
             )
         )
+    if model.thinking_budget is not None and model.top_p is not None and not 0.95 <= model.top_p <= 1:
+        found.append(
+            (
+                "model.top_p",
+                f"with thinking_budget set the API takes top_p only from 0.95 to 1, not {model.top_p}",
+                "raise top_p to 0.95 or more, remove it, or remove thinking_budget",
+            )
+        )
     if model.thinking_budget is not None and model.thinking_budget >= model.max_tokens:
         default = "" if "max_tokens" in given else ", the default"
         found.append(

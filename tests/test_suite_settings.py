@@ -250,3 +250,18 @@ def test_a_default_system_that_cannot_run_is_warned_of(tmp_path: Path) -> None:
     suite = load_suite(_claude_suite(tmp_path, "Answer.", default="pipline.py:predict"))
     (warning,) = [w for w in suite.warnings if w.field == "default_system"]
     assert "pipline.py is not there" in warning.message and warning.line == 2
+
+
+def test_top_p_below_095_with_thinking_is_a_problem(tmp_path: Path) -> None:
+    from evalkit.suite import validate_suite
+
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "cases.jsonl").write_text('{"id": "a", "input": "x", "expected": "y", "grader": "exact"}\n')
+    base = 'name = "s"\n[model]\nname = "claude-sonnet-4-5-20250929"\nmax_tokens = 4096\nthinking_budget = 2048\n'
+    (root / "suite.toml").write_text(base + "top_p = 0.9\n")
+    _, problems = validate_suite(root)
+    assert [(p.field, p.line) for p in problems] == [("model.top_p", 6)]
+    assert "from 0.95 to 1" in problems[0].message
+    (root / "suite.toml").write_text(base + "top_p = 0.95\n")
+    assert validate_suite(root)[1] == []
