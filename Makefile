@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.evalkit-installed
+BASE   := $(VENV)/.evalkit-installed-base
 
 .PHONY: demo test setup lint typecheck unit clean help
 
@@ -14,8 +15,13 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# the demo needs only evalkit's own dependencies; the tests also need the notebook and dev extras
+$(BASE): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(BASE)
+
+$(STAMP): pyproject.toml $(BASE)
 	$(BIN)/python -m pip install --quiet -e '.[notebooks,dev]'
 	@touch $(STAMP)
 
@@ -23,7 +29,7 @@ setup: $(STAMP)
 
 # offline whatever the environment holds: the baselines need no API, and --judge off keeps a key that is set
 # from paying for judge calls
-demo: setup
+demo: $(BASE)
 	$(BIN)/evalkit validate goldens/
 	$(BIN)/evalkit run goldens/ --system baseline --judge off --quiet --report --gate
 
