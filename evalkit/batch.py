@@ -38,10 +38,6 @@ class BatchPhase:
     batch_id: str | None = None
 
 
-class _Collected(Exception):
-    """Raised by the collecting judge: the verdict is not known until the batch comes back."""
-
-
 def _log(message: str, quiet: bool) -> None:
     if not quiet:
         print(message, file=sys.stderr)
@@ -162,7 +158,7 @@ def _judge_pending(
             continue
         try:
             found, output = runner.prefill_output(case, repeat)
-        except Exception:
+        except (Exception, SystemExit):
             continue  # the ordinary run records the system's error
         if not found:
             continue  # the system's batch did not answer it: the run calls and judges it directly
@@ -172,7 +168,9 @@ def _judge_pending(
             key = cache_key(MESSAGES_ENDPOINT, request, _repeat)
             if runner.cache.get(key) is None:
                 pending[key] = (request, _repeat, case.id)
-            raise _Collected
+            # the verdict is not known until the batch comes back: read as a pass here, so the case's later
+            # judge checks are collected too (a collecting judge that failed would block them, as an error does)
+            return Grade(passed=True)
 
         grade_case(
             case, output, runner.ctx, judge=collect, skip_judge_when=runner.suite.config.skip_judge_when

@@ -239,9 +239,35 @@ def _strip_request(request: Mapping[str, Any], *, floats: bool = True) -> dict[s
             out[name] = _without_secrets(item)
         elif floats and name in _SAMPLING_FLOATS:
             out[name] = _as_float(item)
+        elif name in _CONTENT_FIELDS:
+            out[name] = _copy(
+                item
+            )  # what the model reads: a tool input {"cookie": ...} is part of the question
         else:
-            out[name] = _copy(item)
+            out[name] = _without_nested_secrets(item)
     return out
+
+
+_CONTENT_FIELDS = frozenset({"messages", "system"})
+"""Request fields that are content, copied whole: nothing in them is a credential of the call."""
+
+_SCHEMA_KEYS = frozenset({"input_schema", "schema", "properties", "$defs", "definitions"})
+"""Keys holding a JSON Schema, copied whole: a property called ``api_key`` describes data, it is not a key."""
+
+
+def _without_nested_secrets(value: Any) -> Any:
+    """A copy without secret-named string values at any depth (a tool's or extra field's ``api_key``), except
+    inside JSON Schemas."""
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for name, item in value.items():
+            if _is_secret(name) and isinstance(item, str | bytes):
+                continue
+            out[name] = _copy(item) if name in _SCHEMA_KEYS else _without_nested_secrets(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [_without_nested_secrets(item) for item in value]
+    return value
 
 
 def _strip_meta(value: Any, *, top_level: bool) -> Any:
@@ -269,11 +295,12 @@ def sanitize_request(request: Mapping[str, Any]) -> dict[str, Any]:
       (``extra_headers``, ``headers``, ``default_headers``), whatever its value;
     - the same fields at the top level of ``extra_body`` (which the SDK merges into the request body);
     - in each ``mcp_servers`` item, its ``authorization_token`` (and any other credential or header field);
-    - in ``metadata`` and ``extra_query``, credential-named fields.
+    - in ``metadata`` and ``extra_query``, credential-named fields;
+    - anywhere else outside messages and system text, a credential-named field holding a string (a tool
+      definition's ``api_key``), except inside a JSON Schema.
 
-    Nothing inside messages, system text, tools and their schemas, tool inputs or output schemas is touched: a
-    tool input ``{"cookie": "oatmeal"}`` or a schema property called ``api_key`` is part of what the model was
-    asked. ``temperature`` and ``top_p`` given as ints are read as the equal floats (``0`` as ``0.0``). The input
+    Nothing inside messages, system text or a JSON Schema is touched: a tool input ``{"cookie": "oatmeal"}`` or a
+    schema property called ``api_key`` is part of what the model was asked. ``temperature`` and ``top_p`` given as ints are read as the equal floats (``0`` as ``0.0``). The input
     is not modified.
     """
     if not isinstance(request, Mapping):

@@ -85,9 +85,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         # the run's own settings, so the cases left are run as the others were
         args.system = manifest.system.get("name", args.system)
         args.repeats = manifest.repeats
+        # a batch run resumed with --cache replay (or off) reads what its batches put in the cache
+        args.batch = args.batch or (manifest.batch and args.cache in (None, "readwrite"))
         args.cache = args.cache or manifest.cache.get("mode")
         args.judge = args.judge or ("on" if manifest.judge else "off")
-        args.batch = args.batch or manifest.batch
         if args.concurrency is None:
             args.concurrency = manifest.concurrency
         # the responses already paid for are in the run's own cache: resuming elsewhere would pay again
@@ -172,13 +173,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     return status
 
 
-def _same_system(given: str, recorded: str) -> bool:
-    """Whether a --system spec names the recorded one (a file may be given by another path to it)."""
+def _same_system(given: str, recorded: str, suite_dir: Path | None = None) -> bool:
+    """Whether a --system spec names the recorded one: a file may be given by another path to it, from the
+    current directory or (as a suite's default_system is) from the suite's folder."""
     if given == recorded:
         return True
     if ".py:" in given and ".py:" in recorded:
         (file_a, func_a), (file_b, func_b) = (spec.rsplit(":", 1) for spec in (given, recorded))
-        return func_a == func_b and Path(file_a).resolve() == Path(file_b).resolve()
+        bases = [Path.cwd()] + ([suite_dir] if suite_dir is not None else [])
+        return func_a == func_b and any((base / file_a).resolve() == Path(file_b).resolve() for base in bases)
     return False
 
 
@@ -188,7 +191,9 @@ def _resume_conflicts(args: argparse.Namespace, manifest: Any) -> list[str]:
     if args.suites and [p.resolve() for p in _expand(args.suites)] != [Path(manifest.suite_path).resolve()]:
         conflicts.append(f"the run is of the suite at {manifest.suite_path}")
     name = manifest.system.get("name")
-    if args.system is not None and not _same_system(args.system, str(name)):
+    suite_path = Path(manifest.suite_path)
+    suite_dir = suite_path if suite_path.suffix != ".jsonl" else suite_path.parent
+    if args.system is not None and not _same_system(args.system, str(name), suite_dir):
         conflicts.append(f"the run's system is {name}, not {args.system}")
     if args.repeats is not None and args.repeats != manifest.repeats:
         conflicts.append(f"the run has {manifest.repeats} repeat(s), not {args.repeats}")

@@ -7,6 +7,7 @@ terminal, from CI and from a notebook whose kernel already owns an event loop.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gc
 import json
@@ -94,8 +95,14 @@ def _lock_run_dir(path: Path) -> Any:
     lock = (path / ".lock").open("a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except OSError as exc:
         lock.close()
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            # a file system without locks (NFS mounted nolock, some FUSE mounts): the run goes on unguarded
+            warnings.warn(
+                f"cannot lock {path} ({exc.strerror}); do not resume this run twice at once", stacklevel=3
+            )
+            return None
         raise EvalkitError(
             f"{path} is being run by another evalkit process right now; wait for it to finish (or stop it), "
             "then resume it if it did not finish"
@@ -125,7 +132,7 @@ def _changes(recorded: dict[str, Any], now: dict[str, Any], prefix: str = "") ->
 class _Raised:
     """What a Python system raised when it ran ahead of the run (a batch's judge phase)."""
 
-    exc: Exception
+    exc: BaseException
 
 
 class _StopRun(Exception):
@@ -317,11 +324,17 @@ class Runner:
             started = time.perf_counter()
             try:
                 output = self.system.fn(case.input)
-            except Exception as exc:  # run_one records it as the case's error, without running it again
+            except (
+                Exception,
+                SystemExit,
+            ) as exc:  # run_one records it as the case's error, not running it again
                 self._prefilled[(case.id, repeat)] = (_Raised(exc), time.perf_counter() - started)
                 raise
             self._prefilled[(case.id, repeat)] = (output, time.perf_counter() - started)
-            return True, output
+            try:
+                return True, _as_recorded(output)  # graded as run_one will grade it
+            except (TypeError, ValueError):
+                return False, None  # not JSON: run_one makes it an error result
         request = self.system.build_request(case.input)
         entry = self.cache.get(cache_key(MESSAGES_ENDPOINT, request, repeat))
         if entry is None:
@@ -373,9 +386,7 @@ class Runner:
                 if self.system.free:
                     base["cost_usd"] = 0.0
                 hashed = _json_output_hash(output, self.system.name)
-                if isinstance(output, dict | list | tuple):
-                    # graded as it is recorded: a tuple is a list, a dict's int keys are strings
-                    output = json.loads(json.dumps(output, ensure_ascii=False))
+                output = _as_recorded(output)
             else:
                 output, call, hit = self._call_claude(self.system, case, repeat, pending)
                 base.update(
@@ -432,6 +443,12 @@ class Runner:
             changed = _changes(manifest.system, self.system.describe()) + _changes(
                 manifest.judge or {}, self.judge_config or {}, "judge "
             )
+            if bool(manifest.judge) != bool(self.judge_config):
+                changed.append(
+                    "the run was judged, but no judge is available now (set ANTHROPIC_API_KEY, or --judge on)"
+                    if manifest.judge
+                    else "the run was not judged, but now a judge would be asked (pass --judge off)"
+                )
             if changed:
                 raise EvalkitError(
                     f"{resume}: {'; '.join(changed)} since the run started, so its results would mix two "
@@ -731,6 +748,14 @@ def as_error(result: CaseResult, case: Case, exc: BaseException) -> CaseResult:
     return result.model_copy(
         update={"status": "error", "output": None, "output_hash": None, **_errored(case, exc)}
     )
+
+
+def _as_recorded(output: Any) -> Any:
+    """A Python system's output as the journal records it, so it is graded as recorded: a tuple is a list, a
+    dict's int keys are strings. Raises TypeError/ValueError for what is not JSON."""
+    if isinstance(output, dict | list | tuple):
+        return json.loads(json.dumps(output, ensure_ascii=False, allow_nan=False))
+    return output
 
 
 def _json_output_hash(output: Any, system: str) -> str:

@@ -443,3 +443,68 @@ def test_a_failed_api_call_outside_a_run_is_a_message_not_a_traceback(
     err = capsys.readouterr().err
     assert code == 2 and "an API call failed (auth: " in err and "whitespace" in err
     assert key not in err and "Traceback" not in err
+
+
+def two_judge_suite(tmp_path: Path, n: int = 4) -> Path:
+    root = tmp_path / "two"
+    root.mkdir()
+    rubric = {"kind": "judge", "rubric": ["Answers the question"]}
+    rows = [
+        {
+            "id": f"t{i}",
+            "input": {"question": f"question {i}"},
+            "checks": [rubric, {"kind": "judge", "name": "second", "rubric": ["Is polite"]}],
+        }
+        for i in range(n)
+    ]
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "suite.toml").write_text('name = "two"\n')
+    (root / "baseline.py").write_text(
+        "import sys\n"
+        "def predict(input):\n"
+        "    if input['question'] == 'question 3':\n"
+        "        sys.exit(3)\n"
+        "    return ('fine answer', input['question'])\n"
+    )
+    return root
+
+
+def test_every_judge_check_of_a_case_goes_in_the_judges_batch(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    """Two judge checks per case, and a system that returns a tuple and, once, calls sys.exit: every verdict
+    comes from the batch, the exit is that case's error, and the run completes."""
+    server = make_anthropic_server(responder, batch_delay=0.05)
+    runner = runner_for(
+        two_judge_suite(tmp_path), tmp_path, server, "baseline", batch=True, batch_poll_s=0.02
+    )
+    outcome = runner.run()
+    assert outcome.manifest.status == "complete"
+    assert [r.path for r in server.requests].count("/v1/messages") == 0
+    (create,) = batch_creates(server)
+    assert len(create.body["requests"]) == 3 * 2
+    _, rows = load_run(outcome.run_dir)
+    errors = rows.filter(pl.col("case_status") == "error")
+    assert errors["case_id"].unique().to_list() == ["t3"] and errors["case_error"][0].startswith("SystemExit")
+    assert rows.filter(pl.col("status") == "pass").height == 3 * 2
+
+
+def test_resuming_a_judged_run_without_a_judge_is_refused(tmp_path: Path, make_anthropic_server: Any) -> None:
+    from evalkit.errors import EvalkitError
+
+    server = make_anthropic_server(responder)
+    root = make_suite(tmp_path, n=3)
+    first = runner_for(root, tmp_path, server, "baseline").run()
+    suite = load_suite(root)
+    opts = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, judge="off")
+    with pytest.raises(EvalkitError, match="the run was judged, but no judge is available now"):
+        Runner(suite, load_system("baseline", suite), opts).run(resume=first.run_dir)
+
+
+def test_a_batch_run_resumes_with_cache_replay(tmp_path: Path, cli: tuple[Any, Callable[..., int]]) -> None:
+    server, run = cli
+    root = make_suite(tmp_path, n=4)
+    assert run(str(root), "--system", "claude", "--out", "b", "--batch", "--judge", "off") == 0
+    server.clear_log()
+    assert run("--resume", "b", "--cache", "replay") == 0
+    assert server.requests == []

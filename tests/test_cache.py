@@ -1160,3 +1160,21 @@ def test_entries_of_the_runs_own_batch_are_not_counted_as_saved(tmp_path: Path) 
         ResponseCache(tmp_path), make_request(temperature=0.9), meta={"batch_id": ["not", "a", "str"]}
     )
     assert run.get(odd) is not None and run.stats.hits == 1  # an edited batch_id does not break the lookup
+
+
+def test_secret_named_strings_elsewhere_in_a_request_never_reach_the_key_or_the_file(tmp_path: Path) -> None:
+    """Outside messages, system text and schemas, a credential-named string is stripped at any depth."""
+    base = {"model": "claude-sonnet-4-6", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    tool = {
+        "name": "lookup",
+        "input_schema": {"type": "object", "properties": {"api_key": {"type": "string"}}},
+    }
+    with_secrets = base | {
+        "tools": [tool | {"api_key": "sk-tool-secret-1234"}],
+        "extra_body": {"vendor": {"api_key": "sk-vendor-secret-5678"}},
+    }
+    without = base | {"tools": [tool], "extra_body": {"vendor": {}}}
+    assert cache_key(MESSAGES_ENDPOINT, with_secrets) == cache_key(MESSAGES_ENDPOINT, without)
+    sanitized = sanitize_request(with_secrets)
+    assert "secret" not in json.dumps(sanitized)
+    assert sanitized["tools"][0]["input_schema"]["properties"] == {"api_key": {"type": "string"}}

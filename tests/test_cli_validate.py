@@ -153,3 +153,13 @@ def test_a_file_system_given_by_another_path_is_the_same_system(
     assert _same_system("pipe.py:predict", f"{tmp_path}/pipe.py:predict")
     assert not _same_system("pipe.py:other", f"{tmp_path}/pipe.py:predict")
     assert not _same_system("claude", "baseline")
+
+
+def test_a_default_system_file_given_from_the_suite_folder_is_the_same_system(tmp_path: Path) -> None:
+    from evalkit.cli import _same_system
+
+    suite = tmp_path / "suite"
+    (suite / "sys").mkdir(parents=True)
+    (suite / "sys" / "x.py").write_text("def predict(input):\n    return input\n")
+    assert _same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", suite)
+    assert not _same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", None) or Path.cwd() == suite

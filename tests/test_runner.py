@@ -306,3 +306,19 @@ def test_the_summary_interval_is_clustered_by_case_over_repeats(tmp_path: Path) 
     r = clustered_pass_rate(case_verdicts(rows)).row(0, named=True)
     expected = f"95% CI {100 * r['ci_low']:.1f}%–{100 * r['ci_high']:.1f}%"
     assert expected in format_summary(manifest, rows)
+
+
+def test_a_file_system_without_locks_runs_unguarded_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import fcntl
+
+    def no_locks(*args: Any) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    suite = load_suite(make_suite(tmp_path, n=3))
+    with pytest.warns(UserWarning, match="cannot lock .*No locks available"):
+        outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
+    assert outcome.manifest.status == "complete"
