@@ -119,7 +119,7 @@ def _changes(recorded: dict[str, Any], now: dict[str, Any], prefix: str = "") ->
     if not recorded or not now:
         return []
     return [
-        f"the {prefix}{key} has changed ({recorded.get(key)!r} -> {now.get(key)!r})"
+        f"the {prefix}{key} has changed since the run started ({recorded.get(key)!r} -> {now.get(key)!r})"
         for key in sorted(set(recorded) | set(now))
         if key not in _WHERE_FROM
         and recorded.get(key) != now.get(key)
@@ -324,10 +324,8 @@ class Runner:
             started = time.perf_counter()
             try:
                 output = self.system.fn(case.input)
-            except (
-                Exception,
-                SystemExit,
-            ) as exc:  # run_one records it as the case's error, not running it again
+            # run_one records what it raised as the case's error, without running it again
+            except (Exception, SystemExit) as exc:
                 self._prefilled[(case.id, repeat)] = (_Raised(exc), time.perf_counter() - started)
                 raise
             self._prefilled[(case.id, repeat)] = (output, time.perf_counter() - started)
@@ -400,10 +398,8 @@ class Runner:
                     latency_s=call.latency_s,
                     cache_hit=hit,
                 )
-        except (
-            Exception,
-            SystemExit,
-        ) as exc:  # no output (a system's sys.exit too): an error, never a verdict
+        # no output (a system's sys.exit too): an error, never a pass or a fail
+        except (Exception, SystemExit) as exc:
             return CaseResult(status="error", **_errored(case, exc), **base)
         outcomes = grade_case(
             case,
@@ -451,8 +447,8 @@ class Runner:
                 )
             if changed:
                 raise EvalkitError(
-                    f"{resume}: {'; '.join(changed)} since the run started, so its results would mix two "
-                    "setups; start a new run instead of resuming"
+                    f"{resume}: {'; '.join(changed)}. Resuming would mix two setups in one run: start a new run "
+                    "instead (or undo the change)"
                 )
             done = {r.key for r in run.read_journal(manifest.run_id) if r.status != "error"}
             manifest.status = "running"
