@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -575,18 +575,21 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+def _int_at_least(least: int, says: str) -> Callable[[str], int]:
+    """An argparse type: an int of at least `least`."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(says)
+        return value
+
+    parse.__name__ = "int"  # argparse names the type in its message for text that is not a number
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
+_positive = _int_at_least(1, "must be at least 1")
+_non_negative = _int_at_least(0, "must be 0 or more")
 
 
 _terminated: list[int] = []

@@ -426,7 +426,9 @@ class Runner:
 
     # -- the whole run ----------------------------------------------------------------------------------------
 
-    def _prepare(self, resume: Path | None) -> tuple[RunDir, Manifest, set[tuple[str, int]]]:
+    def _prepare(self, resume: Path | None) -> tuple[RunDir, Manifest, set[tuple[str, int]], Manifest | None]:
+        """The run directory, its manifest, the (case, repeat) pairs already done, and the manifest as a resumed
+        run left it (None for a new run)."""
         if resume is not None:
             run = RunDir(resume)
             manifest = run.read_manifest()
@@ -451,9 +453,10 @@ class Runner:
                     "instead (or undo the change)"
                 )
             done = {r.key for r in run.read_journal(manifest.run_id) if r.status != "error"}
+            before = manifest.model_copy()
             manifest.status = "running"
             manifest.ended_at = None
-            return run, manifest, done
+            return run, manifest, done, before
         run_id = new_run_id(self.suite.name)
         path = self.options.run_dir or (self.options.out_root / run_id)
         if path.exists() and not path.is_dir():
@@ -474,7 +477,7 @@ class Runner:
             batch=self.options.batch,
             git_commit=git_commit(),
         )
-        return RunDir(path), manifest, set()
+        return RunDir(path), manifest, set(), None
 
     def run(
         self, resume: Path | None = None, on_result: Callable[[CaseResult], None] | None = None
@@ -497,9 +500,8 @@ class Runner:
                 current_prices()  # a bad EVALKIT_PRICES file fails here, not once in every case
         if self.options.batch and self.cache.mode.value != "readwrite":
             raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
-        before = RunDir(resume).read_manifest() if resume is not None else None
+        run, manifest, done, before = self._prepare(resume)
         was_complete = before is not None and before.status == "complete"
-        run, manifest, done = self._prepare(resume)
         repeats = manifest.repeats
         todo = [(c, r) for r in range(repeats) for c in self.suite.cases if (c.id, r) not in done]
         try:  # a folder that cannot be made fails here, before any call

@@ -334,22 +334,28 @@ def _load_schema(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
     return schema, []
 
 
+UNSENDABLE_SCHEMA_HINT = "write a nullable field as anyOf [{type: X}, {type: null}] instead of a type list"
+
+
+def unsendable_schema(schema: dict[str, Any]) -> str | None:
+    """Why structured output cannot take `schema` (the SDK's strict form of it fails), or None if it can."""
+    from evalkit.client import json_schema_format
+
+    try:
+        json_schema_format(schema)
+    except Exception as exc:
+        return f"structured output cannot take this schema ({type(exc).__name__}: {exc})"
+    return None
+
+
 def schema_warnings(schema: dict[str, Any], shown: str) -> list[Problem]:
     """Where Claude's structured output will not enforce the schema (the schema check still does)."""
     from evalkit.client import json_schema_format
 
-    try:
-        strict = json_schema_format(schema)["schema"]
-    except Exception as exc:
-        return [
-            Problem(
-                shown,
-                None,
-                "(schema)",
-                f"structured output cannot take this schema ({type(exc).__name__}: {exc})",
-                "write a nullable field as anyOf [{type: X}, {type: null}] instead of a type list",
-            )
-        ]
+    why = unsendable_schema(schema)
+    if why is not None:
+        return [Problem(shown, None, "(schema)", why, UNSENDABLE_SCHEMA_HINT)]
+    strict = json_schema_format(schema)["schema"]
     found: list[Problem] = []
 
     def walk(original: Any, sent: Any, path: str) -> None:

@@ -293,13 +293,13 @@ def load_system(spec: str | None, suite: Suite) -> System:
         if not prompt.strip():
             raise SystemError_(f"suite {suite.name}'s prompt {path} is empty; write the system prompt there")
         if suite.output_schema is not None:
-            from evalkit.suite import schema_warnings
+            from evalkit.suite import UNSENDABLE_SCHEMA_HINT, unsendable_schema
 
-            unusable = [w for w in schema_warnings(suite.output_schema, "") if w.field == "(schema)"]
-            if unusable and "cannot take" in unusable[0].message:
+            why = unsendable_schema(suite.output_schema)
+            if why is not None:
                 raise SystemError_(
-                    f"suite {suite.name}: its output schema cannot be sent as structured output: "
-                    f"{unusable[0].message}" + (f" ({unusable[0].hint})" if unusable[0].hint else "")
+                    f"suite {suite.name}: its output schema cannot be sent as structured output: {why} "
+                    f"({UNSENDABLE_SCHEMA_HINT})"
                 )
         m = suite.config.model
         return ClaudeSystem(
