@@ -81,7 +81,7 @@ def write_suite(root: Path, n: int) -> Path:
 
 
 class ServerProcess:
-    """``python -m evalkit.testing.server`` in a child process, answering every message with "even"."""
+    """``python -m evalkit.testing.server._server`` in a child process, answering every message with "even"."""
 
     def __init__(self, latency: float) -> None:
         argv = [sys.executable, "-m", "evalkit.testing.server"]

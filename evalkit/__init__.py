@@ -1,12 +1,33 @@
-"""evalkit: evaluate LLM features like unit tests, with numbers that hold up."""
+"""evalkit: evaluate LLM features like unit tests, with numbers that hold up.
 
-from evalkit.cases import Case
+``import evalkit as ek`` is cheap: each name below is imported when it is first used.
+"""
+
+from typing import TYPE_CHECKING
+
+from evalkit._version import __version__
 from evalkit.errors import EvalkitError, Problem, SuiteValidationError
-from evalkit.graders import Grade, grade_case
-from evalkit.registry import check
-from evalkit.suite import Suite, load_suite, validate_suite
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from evalkit.graders import Grade, grade_case
+    from evalkit.suite import Case, Suite, check, load_suite, validate_suite
+
+_LAZY = {
+    "Case": "evalkit.suite",
+    "Suite": "evalkit.suite",
+    "check": "evalkit.suite",
+    "load_suite": "evalkit.suite",
+    "validate_suite": "evalkit.suite",
+    "Grade": "evalkit.graders",
+    "grade_case": "evalkit.graders",
+}
+
+
+def __getattr__(name: str) -> object:
+    from evalkit._lazy import load
+
+    return load(__name__, _LAZY, name)
+
 
 __all__ = [
     "Case",

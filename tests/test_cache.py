@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit import cache as cache_module
 from evalkit.cache import (
     CACHE_DIR_ENV,
     CACHE_FORMAT_VERSION,
@@ -35,6 +34,7 @@ from evalkit.cache import (
     sanitize_request,
     scan,
 )
+from evalkit.cache import _cache as cache_module
 
 ENDPOINT = "messages"
 SECRET = "sk-ant-api03-DO-NOT-STORE-0123456789"
@@ -986,7 +986,7 @@ def test_prune_function_rejects_unusable_ages_with_value_error(cache: ResponseCa
 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, name: str, denied: set[Path]) -> None:
-    """Make os.<name> (as evalkit.cache calls it) fail with EACCES for the given paths."""
+    """Make os.<name> (as evalkit.cache._cache calls it) fail with EACCES for the given paths."""
     real = getattr(cache_module.os, name)
 
     def guarded(path: Any, *args: Any, **kwargs: Any) -> Any:

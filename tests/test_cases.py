@@ -9,10 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.cases import cases_version, parse_case
-from evalkit.checks import ContainsAllCheck, ExactCheck, JudgeCheck, SchemaCheck
 from evalkit.errors import SuiteValidationError
-from evalkit.suite import load_suite, validate_suite
+from evalkit.suite import (
+    ContainsAllCheck,
+    ExactCheck,
+    JudgeCheck,
+    SchemaCheck,
+    cases_version,
+    load_suite,
+    parse_case,
+    validate_suite,
+)
 
 
 def write_jsonl(path: Path, rows: list[object]) -> Path:
@@ -256,7 +263,7 @@ def test_version_ignores_line_order_key_order_and_whitespace(
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 5), st.sampled_from(["expected", "slice", "input", "split"]))
 def test_version_changes_with_any_change_of_meaning(which: int, key: str) -> None:
-    from evalkit.cases import Case
+    from evalkit.suite import Case
 
     rows = [_row(i, f"label{i}") for i in range(6)]
     cases = [parse_case(r)[0] for r in rows]

@@ -15,8 +15,7 @@ from typing import Any, Literal
 import pydantic
 import pytest
 
-from evalkit import pricing
-from evalkit.client import (
+from evalkit.client._client import (
     BatchStatus,
     CallError,
     CallResult,
@@ -26,6 +25,7 @@ from evalkit.client import (
     output_format_for,
     structured_request,
 )
+from evalkit.client import _pricing as pricing
 from evalkit.errors import EvalkitError
 from evalkit.testing import PINNED_MODEL_IDS, FaultPlan, LocalAnthropicServer, Reply
 
@@ -212,7 +212,7 @@ def test_clients_share_one_tls_context(
     make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each SDK client would read the CA bundle again (~20 ms); the process makes its TLS context once."""
-    import evalkit.client as client_module
+    import evalkit.client._client as client_module
 
     made: list[object] = []
     real = client_module.httpx2.create_ssl_context
@@ -277,7 +277,7 @@ def test_warm_up_runs_the_sdk_path_offline() -> None:
     import sys
 
     code = (
-        "import sys; from evalkit.client import warm_up; warm_up(); "
+        "import sys; from evalkit.client._client import warm_up; warm_up(); "
         "print('encodings.idna' in sys.modules, 'anthropic.resources.messages' in sys.modules)"
     )
     env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "HOME": "/nonexistent"}

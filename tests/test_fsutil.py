@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalkit import fsutil
+from evalkit import _fs as fsutil
 
 
 def temps(folder: Path) -> list[str]:

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.checks import JudgeCheck
-from evalkit.hashing import output_hash
-from evalkit.suite import load_suite
+from evalkit._hashing import output_hash
+from evalkit.suite import JudgeCheck, load_suite
 from evalkit.systems import load_system
 
 GOLDENS = Path(__file__).resolve().parents[1] / "goldens"

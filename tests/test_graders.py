@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.cases import Case, parse_case
-from evalkit.checks import JudgeCheck
 from evalkit.graders import NOT_JUDGED, Grade, GradingContext, grade_case, grade_check
-from evalkit.registry import load_user_module
+from evalkit.suite import Case, JudgeCheck, load_user_module, parse_case
 
 
 def case_with(*checks: dict[str, Any], input: Any = "q") -> Case:

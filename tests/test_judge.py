@@ -15,22 +15,20 @@ from typing import Any
 
 import pytest
 
-from evalkit import pricing
-from evalkit.cache import CacheMiss, ResponseCache, cache_key, scan
-from evalkit.cases import Case, parse_case
-from evalkit.checks import JudgeCheck
+from evalkit.cache import MESSAGES_ENDPOINT, CacheMiss, ResponseCache, cache_key, scan
 from evalkit.client import Client
-from evalkit.graders import GradingContext, grade_case
-from evalkit.judge import (
-    MESSAGES_ENDPOINT,
+from evalkit.client import _pricing as pricing
+from evalkit.graders import (
+    GradingContext,
     Judge,
     JudgeError,
     PairwiseJudge,
     PromptTemplate,
     RubricVerdict,
+    grade_case,
     load_template,
 )
-from evalkit.suite import DEFAULT_JUDGE_MODEL, JudgeSettings
+from evalkit.suite import DEFAULT_JUDGE_MODEL, Case, JudgeCheck, JudgeSettings, parse_case
 from evalkit.testing import LocalAnthropicServer, Reply
 from evalkit.testing.server import last_user_text
 
@@ -800,10 +798,10 @@ def test_the_run_summary_names_a_judges_replay_miss(tmp_path: Path) -> None:
     """A case whose output was had but whose verdict was not in a replayed cache: the summary says which and why."""
     import json
 
+    from evalkit.report import format_summary
     from evalkit.results import load_run
     from evalkit.runner import Runner, RunOptions
     from evalkit.suite import load_suite
-    from evalkit.summary import format_summary
     from evalkit.systems import load_system
 
     root = tmp_path / "suite"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalkit.graders.normalize import normalize, parse_number
+from evalkit.graders import normalize, parse_number
 
 amounts = st.decimals(min_value=Decimal("0"), max_value=Decimal("99999999.99"), places=2, allow_nan=False)
 

@@ -21,8 +21,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evalkit import pricing
 from evalkit.client import Client
+from evalkit.client import _pricing as pricing
 from evalkit.results import RunDir, load_run
 from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite

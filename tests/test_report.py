@@ -14,8 +14,16 @@ import polars as pl
 import pytest
 
 from evalkit.baseline import accept, load_reference
-from evalkit.charts import cost_latency_chart, slice_delta_chart, slice_pass_rate_chart, to_svg
-from evalkit.report import build_report, format_report, render_html, slice_deltas
+from evalkit.report import (
+    build_report,
+    cost_latency_chart,
+    format_report,
+    render_html,
+    slice_delta_chart,
+    slice_deltas,
+    slice_pass_rate_chart,
+    to_svg,
+)
 from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.runner import Runner, RunOptions
 from evalkit.stats import case_verdicts, compare_runs, cost_latency, pass_rate

@@ -257,7 +257,7 @@ def test_finishing_keeps_only_this_runs_results(tmp_path: Path) -> None:
 
 
 def test_a_run_being_run_cannot_be_resumed_at_the_same_time(tmp_path: Path) -> None:
-    from evalkit.runner import _lock_run_dir
+    from evalkit.runner._runner import _lock_run_dir
 
     suite = load_suite(make_suite(tmp_path, n=4))
     first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
@@ -297,8 +297,8 @@ def test_a_run_that_fails_unexpectedly_is_marked_interrupted_with_how_to_resume(
 
 
 def test_the_summary_interval_is_clustered_by_case_over_repeats(tmp_path: Path) -> None:
+    from evalkit.report import format_summary
     from evalkit.stats import case_verdicts, clustered_pass_rate
-    from evalkit.summary import format_summary
 
     suite = load_suite(make_suite(tmp_path, n=20))
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path, repeats=3)).run()

@@ -24,7 +24,13 @@ import pydantic
 import pytest
 
 from evalkit.testing import FAULT_KINDS, PINNED_MODEL_IDS, FaultPlan, LocalAnthropicServer, Reply
-from evalkit.testing.server import _parse_args, count_input_tokens, example_from_schema, last_user_text, main
+from evalkit.testing.server._server import (
+    _parse_args,
+    count_input_tokens,
+    example_from_schema,
+    last_user_text,
+    main,
+)
 
 API_KEY = "sk-ant-test-server-0123456789abcdef"
 MODEL = "claude-haiku-4-5"
@@ -807,7 +813,7 @@ def test_command_line_serves_until_interrupted() -> None:
 
 @contextlib.contextmanager
 def serving_command_line(*args: str) -> Iterator[str]:
-    """Run ``python -m evalkit.testing.server`` with these arguments; yields its base URL, then stops it with Ctrl-C."""
+    """Run ``python -m evalkit.testing.server._server`` with these arguments; yields its base URL, then stops it with Ctrl-C."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     process = subprocess.Popen(
         [sys.executable, "-m", "evalkit.testing.server", *args],

@@ -1,4 +1,4 @@
-"""evalkit.stats against scipy / statsmodels / numpy on the same numbers."""
+"""evalkit.stats._stats against scipy / statsmodels / numpy on the same numbers."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.power import NormalIndPower, zt_ind_solve_power
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from evalkit import stats
+from evalkit.stats import _stats as stats
 
 EXACT = 1e-9
 Z975 = float(sps.norm.ppf(0.975))

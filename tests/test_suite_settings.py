@@ -158,7 +158,7 @@ def test_shipped_goldens_validate_clean(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_toml_key_lines() -> None:
-    from evalkit.suite import _toml_key_lines
+    from evalkit.suite._suite import _toml_key_lines
 
     text = (
         'name = "s"\n'

@@ -67,7 +67,7 @@ def test_a_run_in_worker_processes_matches_one_without(tmp_path: Path, billing_s
 
 
 def test_each_thread_count_adds_up_to_the_concurrency() -> None:
-    from evalkit.workers import split_threads
+    from evalkit.runner import split_threads
 
     assert split_threads(50, 3) == [17, 17, 16]
     assert split_threads(8, 2) == [4, 4]
@@ -77,7 +77,7 @@ def test_each_thread_count_adds_up_to_the_concurrency() -> None:
 
 
 def test_cases_are_shared_out_in_proportion_and_the_last_held_back() -> None:
-    from evalkit.workers import split_cases
+    from evalkit.runner import split_cases
 
     items = list(range(1000))
     shares, held = split_cases(items, [17, 17, 16], shared=0.1)
@@ -144,7 +144,7 @@ def test_workers_exit_on_their_stop_signals(tmp_path: Path, monkeypatch: pytest.
     """
     import time
 
-    from evalkit import workers
+    from evalkit.runner import _workers as workers
 
     exits: list[tuple[list[int | None], float]] = []
     real_join = workers.CaseWorkers.join

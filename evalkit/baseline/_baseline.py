@@ -1,0 +1,362 @@
+"""Baselines: the committed record of an accepted run, and loading whatever a run is compared against.
+
+``goldens/<suite>/baseline.json`` is written only by ``evalkit baseline accept``. It holds the score, the
+suite name and version it was scored against, one majority verdict per case, the system and judge models with
+their resolved versions, and the run id and date. A comparison needs nothing else: the paired statistics work
+on per-case verdicts, so a baseline stays small enough to review in a pull request.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalkit._fs import atomic_write_text
+from evalkit._version import __version__
+from evalkit.errors import EvalkitError
+from evalkit.results import CaseStatus, Manifest, load_run, now_iso
+from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
+
+BASELINE_FORMAT: Final = "evalkit-baseline"
+BASELINE_NAME = "baseline.json"
+# The columns both sides of a comparison share: a run's case verdicts, or a baseline's stored verdicts.
+VERDICT_COLUMNS = ("run_id", "case_id", "repeat", "slice", "split", "status")
+
+
+class BaselineScore(BaseModel):
+    """The accepted run's pass rate over its scored (case x repeat) verdicts."""
+
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    interval: Literal["wilson", "clustered"]
+    passes: int
+    scored: int
+    errors: int
+    not_scored: int
+    cases: int
+    repeats: int
+
+
+class Baseline(BaseModel):
+    """The contents of baseline.json."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: Literal["evalkit-baseline"] = BASELINE_FORMAT
+    format_version: Literal[1] = 1
+    suite: str
+    suite_version: str
+    score: BaselineScore
+    run_id: str
+    run_started_at: str | None = None
+    accepted_at: str
+    system: dict[str, Any]
+    judge: dict[str, Any] | None = None
+    evalkit_version: str = __version__
+    git_commit: str | None = None
+    cases: dict[str, CaseStatus]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a score is a score of: enough to tell a change of ours from a change of the model's."""
+
+    run_id: str
+    suite: str
+    suite_version: str
+    started_at: str | None
+    system_name: str | None
+    system_model: str | None
+    system_model_versions: tuple[str, ...]
+    prompt_hash: str | None
+    judge_model: str | None
+    judge_model_versions: tuple[str, ...]
+    status: str = "complete"
+
+
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """What a run is compared against: another run directory, or a baseline.json."""
+
+    path: Path
+    kind: Literal["run", "baseline"]
+    info: RunInfo
+    verdicts: pl.DataFrame
+    rows: pl.DataFrame | None = None
+    manifest: Manifest | None = None
+
+
+def _versions(rows: pl.DataFrame, column: str) -> tuple[str, ...]:
+    if column not in rows.columns:
+        return ()
+    return tuple(sorted(str(v) for v in rows.get_column(column).drop_nulls().unique().to_list()))
+
+
+def run_info(manifest: Manifest, rows: pl.DataFrame) -> RunInfo:
+    """A run's identity from its manifest, with the model versions the API actually resolved."""
+    judge = manifest.judge or {}
+    return RunInfo(
+        run_id=manifest.run_id,
+        suite=manifest.suite,
+        suite_version=manifest.suite_version,
+        started_at=manifest.started_at,
+        system_name=manifest.system.get("name"),
+        system_model=manifest.system.get("model"),
+        system_model_versions=_versions(rows, "system_model_version"),
+        prompt_hash=manifest.system.get("prompt_hash"),
+        judge_model=judge.get("model"),
+        judge_model_versions=_versions(rows, "judge_model_version"),
+        status=manifest.status,
+    )
+
+
+def majority_verdicts(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """One verdict per case from (case x repeat) verdicts.
+
+    pass when more than half the scored repeats pass and fail otherwise (a tie fails), the rule
+    ``compare_runs`` uses; with no scored repeat, error if any repeat errored, else not_scored.
+    Columns: case_id, slice, split, repeats, scored, passes, status.
+    """
+    s = pl.col("status")
+    out = verdicts.group_by("case_id").agg(
+        pl.col("slice").first(),
+        pl.col("split").first(),
+        pl.len().cast(pl.Int64).alias("repeats"),
+        s.is_in(["pass", "fail"]).sum().cast(pl.Int64).alias("scored"),
+        (s == "pass").sum().cast(pl.Int64).alias("passes"),
+        (s == "error").any().alias("_any_error"),
+    )
+    status = (
+        pl.when(pl.col("scored") > 0)
+        .then(pl.when(2 * pl.col("passes") > pl.col("scored")).then(pl.lit("pass")).otherwise(pl.lit("fail")))
+        .when(pl.col("_any_error"))
+        .then(pl.lit("error"))
+        .otherwise(pl.lit("not_scored"))
+    )
+    return out.with_columns(status.alias("status")).drop("_any_error").sort("case_id")
+
+
+def _clean(x: Any) -> float | None:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return round(float(x), 6)
+
+
+def max_repeats(verdicts: pl.DataFrame) -> int:
+    """The most verdicts any case has (1 for an empty frame)."""
+    if verdicts.is_empty():
+        return 1
+    return int(verdicts.group_by("case_id").len().select(pl.col("len").max()).item() or 1)
+
+
+def run_score(verdicts: pl.DataFrame) -> BaselineScore:
+    """The pass rate of one run's verdicts; clustered by case when some case was repeated."""
+    repeats = max_repeats(verdicts)
+    clustered = repeats > 1
+    frame = clustered_pass_rate(verdicts) if clustered else pass_rate(verdicts)
+    r = frame.row(0, named=True)
+    return BaselineScore(
+        rate=_clean(r["rate"]),
+        ci_low=_clean(r["ci_low"]),
+        ci_high=_clean(r["ci_high"]),
+        interval="clustered" if clustered else "wilson",
+        passes=int(r["passes"]),
+        scored=int(r["n"]),
+        errors=int(r["errors"]),
+        not_scored=int(r["not_scored"]),
+        cases=verdicts.get_column("case_id").n_unique(),
+        repeats=repeats,
+    )
+
+
+def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
+    """The baseline a run would become if accepted."""
+    if rows.is_empty():
+        raise EvalkitError(f"run {manifest.run_id} has no results; nothing to accept")
+    verdicts = case_verdicts(rows)
+    info = run_info(manifest, rows)
+    majority = majority_verdicts(verdicts)
+    system = {
+        "name": info.system_name,
+        "kind": manifest.system.get("kind"),
+        "model": info.system_model,
+        "model_versions": list(info.system_model_versions),
+        "prompt_hash": info.prompt_hash,
+    }
+    judge = None
+    if manifest.judge or info.judge_model_versions:
+        judge = {
+            "model": info.judge_model,
+            "model_versions": list(info.judge_model_versions),
+            "prompt_hash": (manifest.judge or {}).get("prompt_hash"),
+        }
+    return Baseline(
+        suite=manifest.suite,
+        suite_version=manifest.suite_version,
+        score=run_score(verdicts),
+        run_id=manifest.run_id,
+        run_started_at=manifest.started_at,
+        accepted_at=now_iso(),
+        system=system,
+        judge=judge,
+        git_commit=manifest.git_commit,
+        cases=dict(zip(majority["case_id"].to_list(), majority["status"].to_list(), strict=True)),
+    )
+
+
+def default_baseline_path(manifest: Manifest) -> Path:
+    """baseline.json in the suite's folder (or ``<name>.baseline.json`` beside a bare .jsonl suite)."""
+    suite_path = Path(manifest.suite_path)
+    if suite_path.is_dir():
+        return suite_path / BASELINE_NAME
+    if suite_path.is_file():
+        return suite_path.with_name(f"{suite_path.stem}.{BASELINE_NAME}")
+    raise EvalkitError(
+        f"the run's suite path {manifest.suite_path} does not exist from here; give --to PATH "
+        f"(or run from the folder the run was made in)"
+    )
+
+
+def dump_baseline(baseline: Baseline) -> str:
+    """Stable, reviewable JSON: sorted case ids, one per line, so a pull request diff shows each change."""
+    data = baseline.model_dump(mode="json")
+    data["cases"] = dict(sorted(data["cases"].items()))
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_baseline(path: str | Path) -> Baseline:
+    """Read and validate a baseline.json; every problem is an EvalkitError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvalkitError(f"{path}: no such baseline file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalkitError(f"{path}: cannot read baseline ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EvalkitError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
+        raise EvalkitError(
+            f'{path}: not an evalkit baseline (expected "format": "{BASELINE_FORMAT}"); '
+            "write one with `evalkit baseline accept RUN`"
+        )
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise EvalkitError(f"{path}: invalid baseline: {where}: {first['msg']}") from None
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """What ``accept`` did: the path, the new baseline and the one it replaced, if any."""
+
+    path: Path
+    baseline: Baseline
+    replaced: Baseline | None
+    unchanged: bool = False
+
+
+def accept(run: str | Path, to: str | Path | None = None, force: bool = False) -> Accepted:
+    """Write a finished run's baseline.json atomically.
+
+    Refuses an unfinished run, and an existing baseline from another run unless ``force``: a baseline
+    moves the bar every later gate is held to, so replacing it must be deliberate.
+    """
+    manifest, rows = load_run(run)
+    if manifest.status != "complete":
+        raise EvalkitError(
+            f"run {manifest.run_id} is {manifest.status}, not complete; finish it with "
+            f"`evalkit run --resume {run}` before accepting it"
+        )
+    baseline = build_baseline(manifest, rows)
+    path = Path(to) if to is not None else default_baseline_path(manifest)
+    if path.is_dir() or str(to or "").endswith(("/", os.sep)):
+        path = path / BASELINE_NAME
+    replaced: Baseline | None = None
+    if path.exists():
+        try:
+            replaced = load_baseline(path)
+        except EvalkitError:
+            if not force:
+                raise EvalkitError(
+                    f"{path} exists and is not a readable baseline; move it away or pass --force"
+                ) from None
+        if replaced is not None and replaced.run_id == baseline.run_id:
+            return Accepted(path, replaced, replaced, unchanged=True)
+        if not force:
+            old = replaced.score.rate if replaced else None
+            raise EvalkitError(
+                f"{path} already holds the baseline of run {replaced.run_id if replaced else '?'} "
+                f"(pass rate {_pct(old)}); accepting run {manifest.run_id} (pass rate "
+                f"{_pct(baseline.score.rate)}) replaces it: pass --force to do so"
+            )
+    atomic_write_text(path, dump_baseline(baseline))
+    return Accepted(path, baseline, replaced)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _baseline_verdicts(baseline: Baseline, label: str) -> pl.DataFrame:
+    ids = list(baseline.cases)
+    return pl.DataFrame(
+        {
+            "run_id": [label] * len(ids),
+            "case_id": ids,
+            "repeat": [0] * len(ids),
+            "slice": [None] * len(ids),
+            "split": [None] * len(ids),
+            "status": [baseline.cases[i] for i in ids],
+        },
+        schema={"run_id": pl.String, "case_id": pl.String, "repeat": pl.Int64}
+        | {c: pl.String for c in ("slice", "split", "status")},
+    )
+
+
+def baseline_info(baseline: Baseline) -> RunInfo:
+    judge = baseline.judge or {}
+    return RunInfo(
+        run_id=baseline.run_id,
+        suite=baseline.suite,
+        suite_version=baseline.suite_version,
+        started_at=baseline.run_started_at,
+        system_name=baseline.system.get("name"),
+        system_model=baseline.system.get("model"),
+        system_model_versions=tuple(baseline.system.get("model_versions") or ()),
+        prompt_hash=baseline.system.get("prompt_hash"),
+        judge_model=judge.get("model"),
+        judge_model_versions=tuple(judge.get("model_versions") or ()),
+    )
+
+
+def load_reference(path: str | Path) -> Reference:
+    """A run directory (or its manifest.json), a baseline.json, or a suite folder holding one."""
+    path = Path(path)
+    if path.is_file() and path.name == "manifest.json":
+        path = path.parent
+    if path.is_dir() and not (path / "manifest.json").exists() and (path / BASELINE_NAME).is_file():
+        path = path / BASELINE_NAME  # a suite folder stands for its committed baseline
+    if path.is_dir():
+        manifest, rows = load_run(path)
+        if rows.is_empty():
+            raise EvalkitError(f"{path}: the baseline run has no results")
+        verdicts = case_verdicts(rows).select(VERDICT_COLUMNS)
+        return Reference(path, "run", run_info(manifest, rows), verdicts, rows, manifest)
+    if not path.exists():
+        raise EvalkitError(f"{path}: no such run directory or baseline file")
+    baseline = load_baseline(path)
+    info = baseline_info(baseline)
+    return Reference(path, "baseline", info, _baseline_verdicts(baseline, baseline.run_id))

@@ -1,0 +1,7 @@
+"""The ``evalkit`` command."""
+
+from evalkit.cli._main import main
+
+__all__ = [
+    "main",
+]

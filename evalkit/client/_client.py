@@ -1,0 +1,996 @@
+"""The one place evalkit talks to the Anthropic API (and the only module that imports ``anthropic``).
+
+A *request* is a plain JSON dict of ``messages.create`` keyword arguments (``model``, ``max_tokens``,
+``system``, ``messages``, ``tools``, ``thinking``, ``output_config``, ...), so callers can hash it for a
+cache. Keys that the installed SDK's method does not take as keyword arguments (``temperature``, ``top_p``,
+...) are sent in the request body as they are.
+
+Every call returns a ``CallResult`` or raises one exception type, ``CallError``, once the SDK's own
+retries (``max_retries``, honouring ``retry-after``) are spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import json
+import os
+import socket
+import ssl
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Literal, NoReturn, TypeVar, cast
+
+import anthropic
+import httpx2
+import pydantic
+
+from evalkit.client import _pricing as pricing
+
+__all__ = [
+    "BatchStatus",
+    "CallError",
+    "CallResult",
+    "Client",
+    "ErrorKind",
+    "is_structured",
+    "json_schema_format",
+    "output_format_for",
+    "structured_request",
+]
+
+ErrorKind = Literal[
+    "rate_limit",
+    "overloaded",
+    "server",
+    "connection",
+    "timeout",
+    "bad_response",
+    "auth",
+    "bad_request",
+    "canceled",
+    "expired",
+]
+"""Why a call failed. ``canceled`` and ``expired`` only come from Message Batches results."""
+
+RETRYABLE_KINDS: frozenset[str] = frozenset(
+    {"rate_limit", "overloaded", "server", "connection", "timeout", "bad_response"}
+)
+
+ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
+_T = TypeVar("_T")
+
+_BAD_RESPONSE_BACKOFF_S = 0.25
+_BAD_RESPONSE_BACKOFF_MAX_S = 4.0
+_SECRET_MIN_LENGTH = 6
+_REDACTED = "[redacted]"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Results and errors
+
+
+class CallError(Exception):
+    """A call that failed after retries: ``kind`` (see ``ErrorKind``), HTTP ``status`` when there was one,
+    a ``message`` (never holding the API key) and the API's ``request_id`` when it sent one."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        status: int | None = None,
+        message: str = "",
+        request_id: str | None = None,
+    ) -> None:
+        self.kind: ErrorKind = kind
+        self.status = status
+        self.message = message
+        self.request_id = request_id
+        super().__init__(self._summary())
+
+    def _summary(self) -> str:
+        status = f" {self.status}" if self.status is not None else ""
+        rid = f" (request {self.request_id})" if self.request_id else ""
+        return f"{self.kind}{status}: {self.message}{rid}"
+
+    @property
+    def retryable(self) -> bool:
+        """Whether trying the same request again later could succeed."""
+        return self.kind in RETRYABLE_KINDS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "status": self.status,
+            "message": self.message,
+            "request_id": self.request_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CallError:
+        return cls(
+            kind=cast(ErrorKind, data["kind"]),
+            status=data.get("status"),
+            message=str(data.get("message", "")),
+            request_id=data.get("request_id"),
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kind, self.status, self.message, self.request_id))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CallError) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.status, self.message, self.request_id))
+
+
+def is_structured(request: Mapping[str, Any]) -> bool:
+    """Whether a request asks for structured (JSON schema) output."""
+    config = request.get("output_config")
+    fmt = config.get("format") if isinstance(config, Mapping) else None
+    if fmt is None:
+        fmt = request.get("output_format")
+    return isinstance(fmt, Mapping) and fmt.get("type") == "json_schema"
+
+
+def _text_of(content: Any) -> str:
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(block.get("text", ""))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+with warnings.catch_warnings():
+    # `json` is the field's name by design; it shadows pydantic's deprecated `BaseModel.json()`.
+    warnings.filterwarnings("ignore", message='Field name "json"', category=UserWarning)
+
+    class CallResult(pydantic.BaseModel):
+        """One successful call.
+
+        ``json`` is the reply text parsed as JSON when the request asked for structured output (None if
+        it did not, or if the text is not JSON). ``model`` is the id the API answered with (e.g. the dated
+        id for an alias); ``requested_model`` the one asked for. ``latency_s`` is the wall time of the call,
+        retries included (for a batch item: the batch's time from creation to end). ``cost_usd`` is None
+        when the model's price is unknown. ``message`` is the raw message JSON, from which
+        ``from_message`` rebuilds the result.
+        """
+
+        text: str
+        json: Any = None
+        model: str
+        requested_model: str
+        request_id: str | None = None
+        stop_reason: str | None = None
+        input_tokens: int = 0
+        output_tokens: int = 0
+        cache_creation_input_tokens: int = 0
+        cache_read_input_tokens: int = 0
+        latency_s: float = 0.0
+        cost_usd: float | None = None
+        batch: bool = False
+        message: dict[str, Any] = pydantic.Field(default_factory=dict)
+
+        @classmethod
+        def from_cache_entry(cls, entry: Any, *, requested_model: str, structured: bool) -> CallResult:
+            """Rebuild a result from a response-cache entry (its raw message and the meta written with it)."""
+            return cls.from_message(
+                entry.response,
+                requested_model=requested_model,
+                latency_s=float(entry.meta.get("latency_s") or 0.0),
+                batch=bool(entry.meta.get("batch")),
+                structured=structured,
+            )
+
+        def cache_meta(self, **extra: Any) -> dict[str, Any]:
+            """What a response-cache entry records beside the raw message."""
+            return {
+                "model": self.model,
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cost_usd": self.cost_usd,
+                "latency_s": self.latency_s,
+                "batch": self.batch,
+                **extra,
+            }
+
+        @classmethod
+        def from_message(
+            cls,
+            message: Mapping[str, Any],
+            *,
+            requested_model: str,
+            latency_s: float = 0.0,
+            batch: bool = False,
+            prices: Mapping[str, pricing.ModelPrice] | None = None,
+            structured: bool = False,
+            request_id: str | None = None,
+        ) -> CallResult:
+            """Rebuild a result from a raw message JSON dict (as kept in ``CallResult.message``).
+
+            ``structured``: whether the request asked for structured output, so ``json`` is filled.
+            Raises ``CallError("bad_response")`` if the dict is not a message.
+            """
+            if not isinstance(message, Mapping) or not isinstance(message.get("content"), list):
+                raise CallError(
+                    "bad_response", None, "the reply is not a message (no content list)", request_id
+                )
+            usage = message.get("usage")
+            usage = usage if isinstance(usage, Mapping) else {}
+            text = _text_of(message["content"])
+            parsed: Any = None
+            if structured and text:
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    parsed = None
+            model = str(message.get("model") or requested_model)
+            cost = pricing.cost_usd(model, usage, batch, prices=prices)
+            if cost is None and model != requested_model:
+                cost = pricing.cost_usd(requested_model, usage, batch, prices=prices)
+            stop_reason = message.get("stop_reason")
+            return cls(
+                text=text,
+                json=parsed,
+                model=model,
+                requested_model=requested_model,
+                request_id=request_id,
+                stop_reason=str(stop_reason) if stop_reason is not None else None,
+                input_tokens=_int(usage.get("input_tokens")),
+                output_tokens=_int(usage.get("output_tokens")),
+                cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
+                cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
+                latency_s=latency_s,
+                cost_usd=cost,
+                batch=batch,
+                message=dict(message),
+            )
+
+
+class BatchStatus(pydantic.BaseModel):
+    """Where a Message Batch is: ``processing_status`` is ``in_progress``, ``canceling`` or ``ended``."""
+
+    id: str
+    processing_status: str
+    processing: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    canceled: int = 0
+    expired: int = 0
+    created_at: datetime | None = None
+    ended_at: datetime | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.processing_status == "ended"
+
+    @property
+    def total(self) -> int:
+        return self.processing + self.succeeded + self.errored + self.canceled + self.expired
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Structured output
+
+
+def output_format_for(model_cls: type[Any]) -> dict[str, Any]:
+    """The ``output_config.format`` that ``messages.parse(output_format=model_cls)`` sends."""
+    schema = pydantic.TypeAdapter(model_cls).json_schema()
+    return {"schema": anthropic.transform_schema(schema), "type": "json_schema"}
+
+
+def json_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``output_config.format`` for a plain JSON Schema (a suite's schema.json), made strict like the SDK's."""
+    # $schema/$id are metadata the API has no use for; the transform would fold them into the description
+    plain = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+    return {"schema": anthropic.transform_schema(plain), "type": "json_schema"}
+
+
+def structured_request(request: Mapping[str, Any], model_cls: type[Any]) -> dict[str, Any]:
+    """``request`` with the output format the SDK sends for ``messages.parse(output_format=model_cls)``.
+
+    The SDK puts a strict JSON schema (``anthropic.transform_schema`` of the pydantic schema) at
+    ``output_config.format``; other ``output_config`` keys (``effort``) are kept.
+    """
+    out = dict(request)
+    config = request.get("output_config")
+    out["output_config"] = {
+        **(dict(config) if isinstance(config, Mapping) else {}),
+        "format": output_format_for(model_cls),
+    }
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Request plumbing
+
+# Method parameters that are not request keys: call options, and `output_format`, which takes a pydantic
+# type (``parse`` is given one separately; a request carries its format in ``output_config``).
+_NOT_REQUEST_KEYS = frozenset(
+    {"self", "extra_headers", "extra_query", "extra_body", "timeout", "output_format"}
+)
+
+
+@functools.cache
+def _keyword_params(method_name: str) -> frozenset[str]:
+    method = getattr(anthropic.resources.messages.Messages, method_name)
+    params = inspect.signature(method).parameters
+    return frozenset(name for name in params if name not in _NOT_REQUEST_KEYS)
+
+
+def _split_request(request: Mapping[str, Any], method_name: str) -> dict[str, Any]:
+    """SDK keyword arguments for ``request``; keys the method does not take go in ``extra_body``."""
+    accepted = _keyword_params(method_name)
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in request.items():
+        (kwargs if key in accepted else extra)[key] = value
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
+def _check_request(request: Mapping[str, Any], *, need_max_tokens: bool = True) -> None:
+    if not isinstance(request, Mapping):
+        raise TypeError(f"a request is a dict of messages.create arguments, got {type(request).__name__}")
+    required = ("model", "messages", "max_tokens") if need_max_tokens else ("model", "messages")
+    missing = [key for key in required if key not in request]
+    if missing:
+        raise ValueError(f"request is missing {', '.join(missing)}")
+    if request.get("stream"):
+        raise ValueError("streaming requests are not supported; drop 'stream' from the request")
+
+
+def _is_decode_error(exc: BaseException) -> bool:
+    """A reply body that is not valid JSON (e.g. cut short): worth another try."""
+    return isinstance(exc, json.JSONDecodeError)
+
+
+def _backoff(attempt: int) -> float:
+    return float(min(_BAD_RESPONSE_BACKOFF_S * 2 ** (attempt - 1), _BAD_RESPONSE_BACKOFF_MAX_S))
+
+
+def _status_kind(status: int) -> ErrorKind:
+    """The kind of an API error answered with HTTP ``status``."""
+    if status == 429:
+        return "rate_limit"
+    if status == 529:
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    return "bad_request"
+
+
+# the API's error types and the HTTP status each is answered with on a direct call
+_ERROR_TYPE_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def _errored_kind(error: Any) -> tuple[ErrorKind, int | None]:
+    """A batch item's error type as the kind and status the same error has on a direct call.
+
+    A type this module does not know is a ``bad_request`` (never retried: trying again could pay twice).
+    """
+    status = _ERROR_TYPE_STATUS.get(str(error))
+    if status is None:
+        return "bad_request", None
+    return _status_kind(status), status
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The client
+
+
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
+def tls_context() -> ssl.SSLContext:
+    """The process's TLS context, made once and shared by every SDK client it builds.
+
+    Making one reads the CA bundle, about 20 ms of CPU: once per client otherwise, paid again by each worker
+    process at the start of a run. A context made before a fork serves the forked copies too.
+    """
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            # honours SSL_CERT_FILE and SSL_CERT_DIR, as the SDK's own would
+            _tls = httpx2.create_ssl_context()
+        return _tls
+
+
+def _tracing_option() -> dict[str, Any]:
+    """``open_telemetry=False`` for SDK clients made while no OpenTelemetry tracer provider is set up.
+
+    The SDK builds a span for every call, with its attributes, even when nothing records it: about 0.1 ms of CPU
+    per call (measured), 12% of a call's handling. Where a provider is set up, or the environment names one,
+    the SDK's own setting stands and the calls are traced.
+    """
+    if "open_telemetry" not in inspect.signature(anthropic.Anthropic).parameters:
+        return {}
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return {}
+    try:
+        provider = trace.get_tracer_provider()
+    except Exception:  # a provider named by the environment that cannot load: the SDK traces nothing either
+        return {"open_telemetry": False}
+    return {"open_telemetry": False} if isinstance(provider, trace.ProxyTracerProvider) else {}
+
+
+_warmed_up = False
+
+_WARM_UP_REPLY = {
+    "id": "msg_warm_up",
+    "type": "message",
+    "role": "assistant",
+    "model": "warm-up",
+    "content": [{"type": "text", "text": ""}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 0, "output_tokens": 0},
+}
+
+
+def warm_up() -> None:
+    """Do the first-use work of this process's SDK clients now (once): the TLS context, one call's lazy imports.
+
+    The call goes through the SDK's whole request path but never leaves the process: an in-memory transport
+    answers it. A runner calls this before it forks worker processes, so that each copy starts with it done;
+    otherwise every worker's first calls wait on the same imports (tracing propagators read package metadata,
+    about 10 ms) while the first wave of cases is held up.
+    """
+    global _warmed_up
+    if _warmed_up:
+        return
+    tls_context()
+    with contextlib.suppress(OSError):
+        # a host name is encoded with the idna codec, imported on first use: 17 threads that each opened their
+        # first connection at once all waited on that import (100 ms of a worker's first wave, measured)
+        socket.getaddrinfo("localhost", None)
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json=_WARM_UP_REPLY))
+    http = anthropic.DefaultHttpxClient(transport=transport)
+    sdk = anthropic.Anthropic(
+        api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0
+    )
+    try:
+        raw = sdk.messages.with_raw_response.create(
+            model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "warm-up"}]
+        )
+        json.loads(raw.http_response.content)
+        _ = sdk.messages.batches
+    finally:
+        sdk.close()
+    _warmed_up = True
+
+
+class Client:
+    """Calls the Messages API through the official SDK, with evalkit's request dicts and results.
+
+    ``api_key`` and ``base_url`` default to the SDK's environment handling (``ANTHROPIC_API_KEY``,
+    ``ANTHROPIC_BASE_URL``). ``max_concurrency`` bounds the calls in flight: the blocking calls of all
+    threads (``create``, ``parse``, ``count_tokens``) share one bound, and each event loop's async calls
+    have their own (each running loop gets its own async SDK client and semaphore, as a connection pool
+    belongs to one loop; ``aclose`` in a loop closes that loop's client). ``max_retries`` and ``timeout``
+    (seconds) go to the SDK. ``prices`` replaces the price table used for ``cost_usd`` (default:
+    ``pricing.current_prices()``, which honours ``EVALKIT_PRICES``: a bad file raises ``EvalkitError``
+    before a request is sent).
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_concurrency: int = 8,
+        max_retries: int = 4,
+        timeout: float = 60.0,
+        prices: Mapping[str, pricing.ModelPrice] | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        if max_retries < 0:
+            raise ValueError("max_retries cannot be negative")
+        self._api_key = api_key
+        self.base_url = base_url
+        self.max_concurrency = max_concurrency
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.prices = prices
+        self._lock = threading.Lock()
+        # one SDK client per calling thread: see sync_client
+        self._local = threading.local()
+        self._syncs: list[tuple[threading.Thread, anthropic.Anthropic]] = []
+        # blocking calls in flight, across threads
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        # each event loop's async SDK client and semaphore (dropped with the loop)
+        self._loops: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[anthropic.AsyncAnthropic, asyncio.Semaphore]
+        ] = weakref.WeakKeyDictionary()
+        self._batch_requests: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"Client(base_url={self.base_url!r}, max_concurrency={self.max_concurrency}, "
+            f"max_retries={self.max_retries}, timeout={self.timeout})"
+        )
+
+    # ---- SDK clients ----------------------------------------------------------------------------------------
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        self._check_key()
+        return {
+            "api_key": self._api_key,
+            "base_url": self.base_url,
+            "max_retries": self.max_retries,
+            "timeout": self.timeout,
+            **_tracing_option(),
+        }
+
+    @property
+    def sync_client(self) -> anthropic.Anthropic:
+        """The calling thread's SDK client for blocking calls (created on its first use).
+
+        Each thread has its own, and so its own connection pool: a pool's lock is taken three times per
+        request, and with 17 threads sharing one pool they waited on it 4 ms per take on average (measured),
+        as a holder that gave up the GIL for a syscall kept the others queued behind it.
+        """
+        client: anthropic.Anthropic | None = getattr(self._local, "sync", None)
+        if client is not None:
+            return client
+        try:
+            kwargs = self._client_kwargs()
+            http = anthropic.DefaultHttpxClient(verify=tls_context())
+            client = anthropic.Anthropic(**kwargs, http_client=http)
+        except Exception as exc:  # e.g. a broken credentials profile
+            self._raise(exc)
+        with self._lock:
+            # the clients of threads that have ended are closed here, so a long session does not pile them up
+            ended = [c for t, c in self._syncs if not t.is_alive()]
+            self._syncs = [(t, c) for t, c in self._syncs if t.is_alive()]
+            self._syncs.append((threading.current_thread(), client))
+        for old in ended:
+            old.close()
+        self._local.sync = client
+        return client
+
+    def _async_parts(self) -> tuple[anthropic.AsyncAnthropic, asyncio.Semaphore]:
+        """The async SDK client and the concurrency semaphore for the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            parts = self._loops.get(loop)
+            if parts is None:
+                # An httpx connection pool and a semaphore belong to one event loop: make new ones. Another
+                # loop's stay its own; one whose loop has closed cannot be closed any more, and is dropped.
+                for old in [old for old in self._loops if old.is_closed()]:
+                    del self._loops[old]
+                try:
+                    kwargs = self._client_kwargs()
+                    http_async = anthropic.DefaultAsyncHttpxClient(verify=tls_context())
+                    client = anthropic.AsyncAnthropic(**kwargs, http_client=http_async)
+                except Exception as exc:
+                    self._raise(exc)
+                parts = self._loops[loop] = (client, asyncio.Semaphore(self.max_concurrency))
+            return parts
+
+    def close(self) -> None:
+        """Close the blocking SDK clients (the async one is closed by ``aclose``)."""
+        with self._lock:
+            syncs, self._syncs = self._syncs, []
+            self._local = threading.local()
+        for _, sync in syncs:
+            sync.close()
+
+    async def aclose(self) -> None:
+        """Close the running event loop's async SDK client, and the blocking ones."""
+        with self._lock:
+            parts = self._loops.pop(asyncio.get_running_loop(), None)
+        if parts is not None:
+            await parts[0].close()
+        self.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ---- errors ---------------------------------------------------------------------------------------------
+
+    def _check_key(self) -> None:
+        """Refuse a credential with surrounding whitespace (a newline read from a file, say) before it is sent.
+
+        httpx rejects such a header value with an error that shows it; the API would refuse it anyway.
+        """
+        # the one the SDK sends: the argument, else ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN
+        if self._api_key is not None:
+            source, value = "the api_key argument", self._api_key
+        elif os.environ.get("ANTHROPIC_API_KEY"):
+            source, value = "ANTHROPIC_API_KEY", os.environ["ANTHROPIC_API_KEY"]
+        else:
+            source, value = "ANTHROPIC_AUTH_TOKEN", os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
+        if value != value.strip():
+            raise CallError(
+                "auth",
+                None,
+                f"the API key in {source} has leading or trailing whitespace (a newline?); remove it",
+            )
+
+    def _secrets(self) -> list[str]:
+        """Each credential in every form an error text could show it: as is, stripped, and escaped."""
+        candidates = [
+            self._api_key,
+            os.environ.get("ANTHROPIC_API_KEY"),
+            os.environ.get("ANTHROPIC_AUTH_TOKEN"),
+        ]
+        forms: set[str] = set()
+        for secret in filter(None, candidates):
+            for text in (secret, secret.strip()):
+                forms.update(
+                    (
+                        text,
+                        repr(text)[1:-1],  # a str's repr: \n, \t, \\ and quotes escaped
+                        repr(text.encode("utf-8", "backslashreplace"))[2:-1],  # a bytes repr: b'...'
+                        json.dumps(text)[1:-1],
+                    )
+                )
+        # the longest first, so that no part of a longer form is left behind
+        return sorted((s for s in forms if len(s) >= _SECRET_MIN_LENGTH), key=len, reverse=True)
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets():
+            text = text.replace(secret, _REDACTED)
+        return text
+
+    def _call_error(self, exc: BaseException) -> CallError | None:
+        """The CallError for an SDK failure, or None for an exception that is not a call failure."""
+        if isinstance(exc, CallError):
+            return exc
+        kind: ErrorKind
+        status: int | None = None
+        request_id: str | None = None
+        message = str(exc)
+        if isinstance(exc, anthropic.APITimeoutError):
+            kind = "timeout"
+        elif isinstance(exc, anthropic.APIConnectionError):
+            kind = "connection"
+            cause = exc.__cause__
+            message = f"{exc}: {type(cause).__name__}: {cause}" if cause is not None else str(exc)
+            if self.base_url is None and os.environ.get("ANTHROPIC_BASE_URL", "unset").strip() == "":
+                message += " (ANTHROPIC_BASE_URL is set but empty: unset it, or give a URL such as http://127.0.0.1:8765)"
+        elif isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            request_id = exc.request_id
+            message = getattr(exc, "api_message", None) or exc.message
+            kind = "overloaded" if isinstance(exc, anthropic.OverloadedError) else _status_kind(status)
+        elif isinstance(exc, anthropic.APIResponseValidationError):
+            kind, status = "bad_response", exc.status_code
+        elif isinstance(exc, json.JSONDecodeError):
+            kind, message = "bad_response", f"the reply body is not valid JSON: {exc}"
+        elif isinstance(exc, pydantic.ValidationError):
+            kind, message = "bad_response", f"the reply does not match the output format: {exc}"
+        elif isinstance(exc, anthropic.CredentialsError) or (
+            isinstance(exc, TypeError) and "authentication" in str(exc)
+        ):
+            kind = "auth"  # no key, token or profile to authenticate with
+        elif isinstance(exc, anthropic.AnthropicError):
+            kind = "bad_request"
+        else:
+            return None
+        return CallError(kind, status, self._scrub(message), request_id)
+
+    def _raise(self, exc: Exception) -> NoReturn:
+        error = self._call_error(exc)
+        if error is None:
+            raise exc
+        raise error from None
+
+    def _run(self, call: Callable[[], _T]) -> _T:
+        """``call()`` with SDK errors as CallError; a reply body that is not JSON is retried here too."""
+        attempt = 0
+        while True:
+            try:
+                return call()
+            except Exception as exc:
+                if _is_decode_error(exc) and attempt < self.max_retries:
+                    attempt += 1
+                    time.sleep(_backoff(attempt))
+                    continue
+                self._raise(exc)
+
+    async def _arun(self, call: Callable[[], Any]) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return await call()
+            except Exception as exc:
+                if _is_decode_error(exc) and attempt < self.max_retries:
+                    attempt += 1
+                    await asyncio.sleep(_backoff(attempt))
+                    continue
+                self._raise(exc)
+
+    def _price_table(self) -> Mapping[str, pricing.ModelPrice]:
+        """The prices for a call's cost, read before it is sent: a bad price file fails it unsent."""
+        return self.prices if self.prices is not None else pricing.current_prices()
+
+    def _result_from_dict(
+        self,
+        data: Any,
+        request: Mapping[str, Any],
+        latency_s: float,
+        *,
+        structured: bool,
+        request_id: str | None,
+        prices: Mapping[str, pricing.ModelPrice],
+    ) -> CallResult:
+        return CallResult.from_message(
+            data,
+            requested_model=str(request["model"]),
+            latency_s=latency_s,
+            prices=prices,
+            structured=structured,
+            request_id=request_id,
+        )
+
+    def _result(
+        self,
+        message: Any,
+        request: Mapping[str, Any],
+        latency_s: float,
+        *,
+        structured: bool,
+        prices: Mapping[str, pricing.ModelPrice],
+    ) -> CallResult:
+        request_id = getattr(message, "_request_id", None)
+        try:
+            data = message.to_dict(mode="json")
+        except Exception as exc:  # a reply the SDK could not model
+            raise CallError("bad_response", None, f"unreadable reply: {exc}", request_id) from None
+        return self._result_from_dict(
+            data, request, latency_s, structured=structured, request_id=request_id, prices=prices
+        )
+
+    # ---- messages -------------------------------------------------------------------------------------------
+
+    def create(self, request: Mapping[str, Any]) -> CallResult:
+        """One ``messages.create`` call. Raises ``CallError`` once retries are spent."""
+        _check_request(request)
+        kwargs = _split_request(request, "create")
+        prices = self._price_table()
+        client = self.sync_client
+        slots = self._slots
+        started = time.perf_counter()
+
+        def call() -> tuple[Any, str | None]:
+            # the raw body, decoded once: building the SDK's message model only to dump it again costs
+            # more CPU than the rest of a call's handling
+            with slots:
+                raw = client.messages.with_raw_response.create(**kwargs)
+            return json.loads(raw.http_response.content), raw.headers.get("request-id")
+
+        data, request_id = self._run(call)
+        return self._result_from_dict(
+            data,
+            request,
+            time.perf_counter() - started,
+            structured=is_structured(request),
+            request_id=request_id,
+            prices=prices,
+        )
+
+    async def acreate(self, request: Mapping[str, Any]) -> CallResult:
+        """``create`` for asyncio, with at most ``max_concurrency`` calls in flight."""
+        _check_request(request)
+        kwargs = _split_request(request, "create")
+        prices = self._price_table()
+        client, semaphore = self._async_parts()
+        async with semaphore:
+            started = time.perf_counter()
+            message = await self._arun(lambda: client.messages.create(**kwargs))
+            latency = time.perf_counter() - started
+        return self._result(message, request, latency, structured=is_structured(request), prices=prices)
+
+    def parse(self, request: Mapping[str, Any], model_cls: type[ModelT]) -> tuple[ModelT, CallResult]:
+        """``messages.parse(output_format=model_cls)``: the validated instance and the call's result.
+
+        A reply that does not validate against ``model_cls`` raises ``CallError("bad_response")``.
+        """
+        _check_request(request)
+        kwargs = _split_request(request, "parse")
+        prices = self._price_table()
+        client = self.sync_client
+        started = time.perf_counter()
+
+        def call() -> Any:
+            with self._slots:
+                return client.messages.parse(**kwargs, output_format=model_cls)
+
+        message = self._run(call)
+        result = self._result(message, request, time.perf_counter() - started, structured=True, prices=prices)
+        return self._parsed(message, model_cls, result), result
+
+    async def aparse(self, request: Mapping[str, Any], model_cls: type[ModelT]) -> tuple[ModelT, CallResult]:
+        """``parse`` for asyncio, within the concurrency bound."""
+        _check_request(request)
+        kwargs = _split_request(request, "parse")
+        prices = self._price_table()
+        client, semaphore = self._async_parts()
+        async with semaphore:
+            started = time.perf_counter()
+            message = await self._arun(lambda: client.messages.parse(**kwargs, output_format=model_cls))
+            latency = time.perf_counter() - started
+        result = self._result(message, request, latency, structured=True, prices=prices)
+        return self._parsed(message, model_cls, result), result
+
+    @staticmethod
+    def _parsed(message: Any, model_cls: type[ModelT], result: CallResult) -> ModelT:
+        instance = getattr(message, "parsed_output", None)
+        if not isinstance(instance, model_cls):
+            raise CallError(
+                "bad_response",
+                None,
+                f"the reply has no {model_cls.__name__} (stop_reason={result.stop_reason})",
+                result.request_id,
+            )
+        return instance
+
+    def count_tokens(self, request: Mapping[str, Any]) -> int:
+        """Input tokens for ``request`` from ``messages.count_tokens`` (generation settings are ignored)."""
+        _check_request(request, need_max_tokens=False)
+        accepted = _keyword_params("count_tokens")
+        kwargs: dict[str, Any] = {key: value for key, value in request.items() if key in accepted}
+        if "output_format" in request:  # create sends it in the body (see _split_request), and it counts
+            kwargs["extra_body"] = {"output_format": request["output_format"]}
+        client = self.sync_client
+
+        def call() -> Any:
+            with self._slots:
+                return client.messages.count_tokens(**kwargs)
+
+        return int(self._run(call).input_tokens)
+
+    # ---- batches --------------------------------------------------------------------------------------------
+
+    def submit_batch(self, items: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """Create a Message Batch from ``(custom_id, request)`` pairs; returns the batch id."""
+        if not items:
+            raise ValueError("a batch needs at least one request")
+        requests: dict[str, dict[str, Any]] = {}
+        for custom_id, request in items:
+            _check_request(request)
+            if custom_id in requests:
+                raise ValueError(f"duplicate custom_id {custom_id!r}")
+            requests[custom_id] = dict(request)
+        if self.prices is None:
+            pricing.current_prices()  # a bad price file fails here, before the batch is paid for
+        client = self.sync_client
+        payload: Any = [{"custom_id": cid, "params": params} for cid, params in requests.items()]
+        batch = self._run(lambda: client.messages.batches.create(requests=payload))
+        with self._lock:
+            self._batch_requests[batch.id] = requests
+        return str(batch.id)
+
+    @staticmethod
+    def _status(batch: Any) -> BatchStatus:
+        counts = batch.request_counts
+        return BatchStatus(
+            id=batch.id,
+            processing_status=batch.processing_status,
+            processing=counts.processing,
+            succeeded=counts.succeeded,
+            errored=counts.errored,
+            canceled=counts.canceled,
+            expired=counts.expired,
+            created_at=batch.created_at,
+            ended_at=batch.ended_at,
+        )
+
+    def batch_status(self, batch_id: str) -> BatchStatus:
+        client = self.sync_client
+        return self._status(self._run(lambda: client.messages.batches.retrieve(batch_id)))
+
+    def wait_for_batch(
+        self, batch_id: str, *, poll_interval: float = 10.0, timeout: float | None = None
+    ) -> BatchStatus:
+        """Poll until the batch has ended; raises ``TimeoutError`` after ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.batch_status(batch_id)
+            if status.ended:
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"batch {batch_id} still {status.processing_status} after {timeout}s")
+            time.sleep(poll_interval)
+
+    def cancel_batch(self, batch_id: str) -> BatchStatus:
+        client = self.sync_client
+        return self._status(self._run(lambda: client.messages.batches.cancel(batch_id)))
+
+    def batch_results(
+        self,
+        batch_id: str,
+        requests: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> dict[str, CallResult | CallError]:
+        """Each custom_id's result (at the batch price) or error, once the batch has ended.
+
+        ``requests`` (custom_id -> request) gives each result its requested model and structured flag;
+        by default the ones this client submitted are used.
+        """
+        with self._lock:
+            known = requests if requests is not None else self._batch_requests.get(batch_id, {})
+        prices = self._price_table()  # a bad price file fails here, before the results are fetched
+        status = self.batch_status(batch_id)
+        if not status.ended:
+            raise CallError(
+                "bad_request", None, f"batch {batch_id} has not ended ({status.processing_status})"
+            )
+        latency = 0.0
+        if status.created_at is not None and status.ended_at is not None:
+            latency = max(0.0, (status.ended_at - status.created_at).total_seconds())
+        client = self.sync_client
+        lines = self._run(lambda: list(client.messages.batches.results(batch_id)))
+        out: dict[str, CallResult | CallError] = {}
+        for line in lines:
+            custom_id = str(line.custom_id)
+            result = line.result
+            request = known.get(custom_id, {})
+            if result.type == "succeeded":
+                data = result.message.to_dict(mode="json")
+                try:
+                    out[custom_id] = CallResult.from_message(
+                        data,
+                        requested_model=str(request.get("model") or data.get("model") or ""),
+                        latency_s=latency,
+                        batch=True,
+                        prices=prices,
+                        structured=is_structured(request),
+                    )
+                except CallError as exc:
+                    out[custom_id] = exc
+            elif result.type == "errored":
+                error = result.error.error
+                kind, http_status = _errored_kind(getattr(error, "type", None))
+                out[custom_id] = CallError(
+                    kind,
+                    http_status,
+                    self._scrub(str(getattr(error, "message", ""))),
+                    getattr(result.error, "request_id", None),
+                )
+            elif result.type == "canceled":
+                out[custom_id] = CallError("canceled", None, "the batch was canceled before this request ran")
+            else:
+                out[custom_id] = CallError("expired", None, "the batch expired before this request ran")
+        return out

@@ -1,0 +1,7 @@
+"""``python -m evalkit.testing.server``."""
+
+import sys
+
+from evalkit.testing.server._server import main
+
+sys.exit(main())
