@@ -15,6 +15,7 @@ from typing import Any, Literal
 import pydantic
 import pytest
 
+from evalkit.client import _pricing as pricing
 from evalkit.client._client import (
     BatchStatus,
     CallError,
@@ -25,7 +26,6 @@ from evalkit.client._client import (
     output_format_for,
     structured_request,
 )
-from evalkit.client import _pricing as pricing
 from evalkit.errors import EvalkitError
 from evalkit.testing import PINNED_MODEL_IDS, FaultPlan, LocalAnthropicServer, Reply
 
