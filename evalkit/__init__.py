@@ -9,10 +9,18 @@ from evalkit._version import __version__
 from evalkit.errors import EvalkitError, Problem, SuiteValidationError
 
 if TYPE_CHECKING:
+    from evalkit.api import HTMLReport, Run, RunComparison, load_run, run, run_async, runs
     from evalkit.graders import Grade, grade_case
     from evalkit.suite import Case, Suite, check, load_suite, validate_suite
 
 _LAZY = {
+    "run": "evalkit.api",
+    "run_async": "evalkit.api",
+    "Run": "evalkit.api",
+    "RunComparison": "evalkit.api",
+    "HTMLReport": "evalkit.api",
+    "load_run": "evalkit.api",
+    "runs": "evalkit.api",
     "Case": "evalkit.suite",
     "Suite": "evalkit.suite",
     "check": "evalkit.suite",
@@ -33,12 +41,19 @@ __all__ = [
     "Case",
     "EvalkitError",
     "Grade",
+    "HTMLReport",
     "Problem",
+    "Run",
+    "RunComparison",
     "Suite",
     "SuiteValidationError",
     "__version__",
     "check",
     "grade_case",
+    "load_run",
     "load_suite",
+    "run",
+    "run_async",
+    "runs",
     "validate_suite",
 ]

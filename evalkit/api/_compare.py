@@ -1,0 +1,90 @@
+"""`RunComparison`: a run against a reference run or baseline, as frames a notebook can filter and chart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from evalkit.api._run import Run
+    from evalkit.report import Comparison
+
+
+@dataclass(frozen=True, eq=False)
+class RunComparison:
+    """Run B (this run) against A (the reference), paired on the cases both scored."""
+
+    comparison: Comparison
+
+    @property
+    def run_a(self) -> str:
+        return self.comparison.run_a
+
+    @property
+    def run_b(self) -> str:
+        return self.comparison.run_b
+
+    def summary(self) -> dict[str, Any]:
+        """The paired difference B - A: n, rates, diff with interval, flips, McNemar's exact p."""
+        p = self.comparison.paired
+        return {
+            "run_a": p.run_a,
+            "run_b": p.run_b,
+            "n": p.n,
+            "rate_a": p.rate_a,
+            "rate_b": p.rate_b,
+            "diff": p.diff,
+            "ci_low": p.ci_low,
+            "ci_high": p.ci_high,
+            "pass_to_fail": p.only_a,
+            "fail_to_pass": p.only_b,
+            "mcnemar_p": p.mcnemar_exact_p,
+            "missing_in_a": len(p.missing_in_a),
+            "missing_in_b": len(p.missing_in_b),
+            "unscored": len(p.unscored),
+        }
+
+    def flipped(self) -> pl.DataFrame:
+        """The cases whose verdict changed: case_id, slice, direction (pass->fail or fail->pass), both means."""
+        return self.comparison.paired.flipped
+
+    def slices(self) -> pl.DataFrame:
+        """The paired change per slice: n, both rates, diff with interval, flips, McNemar p."""
+        return self.comparison.slices
+
+    def warnings(self) -> list[str]:
+        """Model drift and suite-version messages: what may explain a change other than yours."""
+        c = self.comparison
+        return [*c.drift, *([c.version_warning] if c.version_warning else [])]
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (
+            f"RunComparison({s['run_b']} vs {s['run_a']}: {s['rate_b']:.1%} vs {s['rate_a']:.1%} on {s['n']} "
+            f"cases, {s['pass_to_fail']} pass->fail, {s['fail_to_pass']} fail->pass)"
+        )
+
+    def _repr_html_(self) -> str:
+        from evalkit.api._html import comparison_card
+
+        return comparison_card(self)
+
+
+def reference_of(other: Run | str | Path) -> Any:
+    """A `Reference` for a Run, a run directory, a baseline.json or a suite folder holding one."""
+    from evalkit.api._run import Run
+    from evalkit.baseline import load_reference
+
+    return load_reference(other.path if isinstance(other, Run) else Path(other))
+
+
+def compare(run: Run, other: Run | str | Path) -> RunComparison:
+    """`run` (B) against `other` (A)."""
+    from evalkit.baseline import run_info
+    from evalkit.report import compare as compare_verdicts
+
+    info = run_info(run.manifest, run.checks())
+    return RunComparison(compare_verdicts(info, run.verdicts(), reference_of(other)))

@@ -1,0 +1,111 @@
+"""What a notebook shows for a run, a comparison and a report: small escaped HTML, no script, no CDN."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.api._compare import RunComparison
+    from evalkit.api._run import Run
+
+_CARD = (
+    '<div style="font-family:system-ui,sans-serif;border:1px solid #ccd;border-radius:6px;padding:8px 12px;'
+    'max-width:760px">{body}</div>'
+)
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _pct(x: Any) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1%}"
+
+
+def summary_card(run: Run) -> str:
+    """A run's headline: suite and version, system, pass rate with interval, errors, cost, p95 latency."""
+    m = run.manifest
+    h = run._headline()
+    rate = (
+        f"<b>{_pct(h['rate'])}</b> pass ({h['passes']}/{h['n']} scored; 95% CI {_pct(h['ci_low'])} to "
+        f"{_pct(h['ci_high'])})"
+        if h["n"]
+        else "<b>no scored case</b>"
+    )
+    extra = []
+    if h["errors"]:
+        extra.append(f"{h['errors']} errored")
+    if h["not_scored"]:
+        extra.append(f"{h['not_scored']} not scored")
+    cost = "unknown" if h["cost"] is None else f"${h['cost']:.4f}"
+    p95 = "–" if h["p95"] is None else f"{h['p95']:.2f} s"
+    judge = (m.judge or {}).get("model")
+    model = m.system.get("model")
+    body = (
+        f"<div><code>{_e(m.run_id)}</code> · {_e(m.status)}</div>"
+        f"<div>suite <b>{_e(m.suite)}</b> version <code>{_e(m.suite_version)}</code> · system "
+        f"<b>{_e(m.system.get('name'))}</b>{f' ({_e(model)})' if model else ''}"
+        f"{f' · judge {_e(judge)}' if judge else ''}</div>"
+        f"<div>{rate}{' · ' + _e(', '.join(extra)) if extra else ''}</div>"
+        f"<div>{m.cases} cases × {m.repeats} repeat(s) · cost {cost} · p95 latency {p95}</div>"
+        f'<div style="color:#667">{_e(run.path)}</div>'
+    )
+    return _CARD.format(body=body)
+
+
+def comparison_card(cmp: RunComparison) -> str:
+    """The paired change in a line, with what may explain it."""
+    s = cmp.summary()
+    diff = (
+        "–"
+        if s["n"] == 0
+        else f"{s['diff'] * 100:+.1f} pts (95% CI {s['ci_low'] * 100:+.1f} to {s['ci_high'] * 100:+.1f})"
+    )
+    body = (
+        f"<div><code>{_e(s['run_b'])}</code> against <code>{_e(s['run_a'])}</code>, {s['n']} shared cases</div>"
+        f"<div><b>{_pct(s['rate_b'])}</b> vs {_pct(s['rate_a'])}: {diff}</div>"
+        f"<div>{s['pass_to_fail']} pass→fail, {s['fail_to_pass']} fail→pass · McNemar exact p "
+        f"{s['mcnemar_p']:.3g}</div>"
+        + "".join(f'<div style="color:#a40">{_e(w)}</div>' for w in cmp.warnings())
+    )
+    return _CARD.format(body=body)
+
+
+@dataclass(frozen=True)
+class HTMLReport:
+    """The run's HTML report: displayed inline (in an isolated frame), or written with `save`."""
+
+    html: str
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page atomically to `path`; returns the path."""
+        from evalkit._fs import atomic_write_text
+
+        target = Path(path)
+        atomic_write_text(target, self.html)
+        return target
+
+    def _repr_html_(self) -> str:
+        # the page brings its own CSS: an iframe keeps it from restyling the notebook
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width:100%;height:720px;'
+            'border:1px solid #ccd"></iframe>'
+        )
+
+
+def report(run: Run, baseline: Run | str | Path | None) -> HTMLReport:
+    """The HTML report of `run`, against `baseline` (or the suite's baseline.json when there is one)."""
+    from evalkit.api._compare import reference_of
+    from evalkit.report import build_report, render_html
+
+    if baseline is None:
+        committed = Path(run.manifest.suite_path)
+        committed = (committed if committed.is_dir() else committed.parent) / "baseline.json"
+        reference = reference_of(committed) if committed.is_file() else None
+    else:
+        reference = reference_of(baseline)
+    return HTMLReport(render_html(build_report(run.manifest, run.checks(), reference)))

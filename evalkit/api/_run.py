@@ -1,0 +1,216 @@
+"""`Run`: one run directory as a notebook reads it — frames, rates, failures, a comparison and the report."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from evalkit.api._compare import RunComparison
+    from evalkit.api._html import HTMLReport
+    from evalkit.results import Manifest
+    from evalkit.suite import Suite
+
+By = str | list[str] | None
+
+
+class Run:
+    """A finished (or interrupted) run, read from its directory.
+
+    Every frame is computed from ``results.parquet`` (or the journal) the first time it is asked for.
+    """
+
+    def __init__(self, path: str | Path, *, suite: Suite | None = None) -> None:
+        self.path = Path(path)
+        if not (self.path / "manifest.json").is_file():
+            raise EvalkitError(
+                f"{self.path}: not a run directory (no manifest.json); pass a folder under runs/ that "
+                "`evalkit run` or `ek.run` wrote"
+            )
+        self._suite = suite
+
+    # -- what the run was ---------------------------------------------------------------------------------
+
+    @cached_property
+    def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
+        from evalkit.results import load_run
+
+        return load_run(self.path)
+
+    @property
+    def manifest(self) -> Manifest:
+        """The run's manifest: suite and version, system, judge, cache, status, times."""
+        return self._loaded[0]
+
+    @property
+    def id(self) -> str:
+        return self.manifest.run_id
+
+    @property
+    def status(self) -> str:
+        return self.manifest.status
+
+    @property
+    def suite(self) -> Suite:
+        """The suite the run was of (loaded from the path the manifest records when not given)."""
+        if self._suite is None:
+            from evalkit.suite import load_suite
+
+            self._suite = load_suite(self.manifest.suite_path)
+        return self._suite
+
+    @property
+    def repeats(self) -> int:
+        return self.manifest.repeats
+
+    # -- frames ---------------------------------------------------------------------------------------------
+
+    def checks(self) -> pl.DataFrame:
+        """One row per (case, repeat, check): every check's verdict, score, detail and judge fields."""
+        return self._loaded[1]
+
+    def verdicts(self) -> pl.DataFrame:
+        """One row per (case, repeat): the case's verdict (pass, fail, error, not_scored), cost and latency."""
+        return self._verdicts
+
+    @cached_property
+    def _verdicts(self) -> pl.DataFrame:
+        from evalkit.stats import case_verdicts
+
+        return case_verdicts(self.checks())
+
+    def pass_rate(self, *, by: By = None, confidence: float = 0.95) -> pl.DataFrame:
+        """The pass rate with its interval, overall or per group (``by="slice"``).
+
+        With repeats the standard error is clustered by case (repeats of one case are not independent).
+
+        Parameters
+        ----------
+        by:
+            A verdict column (or list of them) to group by, e.g. ``"slice"`` or ``"split"``.
+        confidence:
+            The interval's confidence level.
+
+        Returns
+        -------
+        polars.DataFrame
+            One row per group: n, passes, rate, ci_low, ci_high, errors, not_scored (and the clustered
+            columns when the run has repeats).
+        """
+        from evalkit.stats import clustered_pass_rate, pass_rate
+
+        verdicts = self.verdicts()
+        if self.repeats > 1:
+            return clustered_pass_rate(verdicts, by=by, confidence=confidence)
+        return pass_rate(verdicts, by=by, confidence=confidence)
+
+    def failures(self) -> pl.DataFrame:
+        """Every failing or errored (case, repeat): its input, output, error and every check's verdict.
+
+        Columns: case_id, slice, repeat, status, input (JSON text), output (JSON text), error, and ``checks``,
+        a list of structs (kind, name, field, status, passed, score, detail, error, judge_reasoning).
+        """
+        import polars as pl
+
+        verdicts = self.verdicts().filter(pl.col("status").is_in(["fail", "error"]))
+        rows = self.checks()
+        detail = [
+            c
+            for c in (
+                "check_kind",
+                "check_name",
+                "check_field",
+                "status",
+                "passed",
+                "score",
+                "detail",
+                "error",
+                "judge_reasoning",
+            )
+            if c in rows.columns
+        ]
+        per_case = (
+            rows.sort("check_index")
+            .group_by("case_id", "repeat", maintain_order=True)
+            .agg(
+                pl.col("output").first(),
+                pl.col("case_error").first().alias("error"),
+                pl.struct(detail).alias("checks"),
+            )
+        )
+        inputs = self._inputs(verdicts.get_column("case_id").unique().to_list())
+        input_frame = pl.DataFrame(
+            {"case_id": list(inputs), "input": [json.dumps(v, ensure_ascii=False) for v in inputs.values()]},
+            schema={"case_id": pl.String, "input": pl.String},
+        )
+        return (
+            verdicts.select("case_id", "slice", "repeat", "status")
+            .join(per_case, on=["case_id", "repeat"], how="left")
+            .join(input_frame, on="case_id", how="left")
+            .select("case_id", "slice", "repeat", "status", "input", "output", "error", "checks")
+            .sort("slice", "case_id", "repeat")
+        )
+
+    def _inputs(self, ids: list[str]) -> dict[str, Any]:
+        wanted = set(ids)
+        try:
+            cases = self.suite.cases
+        except EvalkitError:  # the suite moved or changed shape since the run: the rest still shows
+            return {}
+        return {c.id: c.input for c in cases if c.id in wanted}
+
+    # -- against another run --------------------------------------------------------------------------------
+
+    def compare(self, other: Run | str | Path) -> RunComparison:
+        """This run against a reference: another `Run`, a run directory, a baseline.json or a suite folder."""
+        from evalkit.api._compare import compare
+
+        return compare(self, other)
+
+    def report(self, *, baseline: Run | str | Path | None = None) -> HTMLReport:
+        """The HTML report (shown inline in Jupyter; ``.save(path)`` writes it), against `baseline` if given."""
+        from evalkit.api._html import report
+
+        return report(self, baseline)
+
+    # -- display ----------------------------------------------------------------------------------------------
+
+    def _headline(self) -> dict[str, Any]:
+        import polars as pl
+
+        overall = self.pass_rate().row(0, named=True)
+        v = self.verdicts()
+        cost = v.get_column("cost_usd") if "cost_usd" in v.columns else pl.Series([], dtype=pl.Float64)
+        latency = v.get_column("latency_s") if "latency_s" in v.columns else pl.Series([], dtype=pl.Float64)
+        p95 = latency.drop_nulls().quantile(0.95, "nearest") if latency.drop_nulls().len() else None
+        return {
+            "n": overall["n"],
+            "passes": overall["passes"],
+            "rate": overall["rate"],
+            "ci_low": overall["ci_low"],
+            "ci_high": overall["ci_high"],
+            "errors": overall["errors"],
+            "not_scored": overall["not_scored"],
+            "cost": None if cost.null_count() else float(cost.sum()),
+            "p95": p95,
+        }
+
+    def __repr__(self) -> str:
+        m = self.manifest
+        return f"Run({str(self.path)!r}: suite {m.suite} {m.suite_version}, system {m.system.get('name')}, {m.status})"
+
+    def _repr_html_(self) -> str:
+        from evalkit.api._html import summary_card
+
+        return summary_card(self)
+
+
+def load_run(path: str | Path) -> Run:
+    """The run in `path` (a folder `evalkit run` or `ek.run` wrote)."""
+    return Run(path)
