@@ -11,6 +11,7 @@ from evalkit.calibration._agreement import (
 )
 from evalkit.calibration._alpha import krippendorff_alpha
 from evalkit.calibration._confusion import ConfusionRates, confusion_rates
+from evalkit.calibration._pairwise import cohen_kappa_labels
 from evalkit.calibration._ppi import PPIEstimate, ppi_pass_rate
 from evalkit.calibration._ratings import read_ratings, write_ratings
 from evalkit.calibration._wilson import wilson_interval
@@ -24,6 +25,7 @@ __all__ = [
     "PairAgreement",
     "agreement",
     "agreement_from_files",
+    "cohen_kappa_labels",
     "confusion_rates",
     "format_agreement",
     "krippendorff_alpha",

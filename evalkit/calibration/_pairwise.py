@@ -6,6 +6,8 @@ stack of bootstrap replicates; undefined values (no items, or chance agreement o
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -86,3 +88,28 @@ def bootstrap_counts(
     idx = rng.integers(0, n, size=(n_boot, n))
     cells = (a * k + b)[idx] + (np.arange(n_boot) * k * k)[:, None]
     return np.bincount(cells.ravel(), minlength=n_boot * k * k).reshape(n_boot, k, k)
+
+
+def cohen_kappa_labels(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """Cohen's kappa of two aligned lists of labels; None when undefined (no items, or one label only).
+
+    Parameters
+    ----------
+    a, b:
+        The two raters' labels for the same items, in the same order, none missing.
+
+    Returns
+    -------
+    Kappa, or None.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"the label lists differ in length ({len(a)} and {len(b)})")
+    labels = sorted(set(a) | set(b), key=repr)
+    code = {label: i for i, label in enumerate(labels)}
+    counts = confusion(
+        np.array([code[x] for x in a], dtype=np.int64),
+        np.array([code[x] for x in b], dtype=np.int64),
+        len(labels),
+    )
+    value = float(cohen_kappa(counts)) if len(a) else float("nan")
+    return None if np.isnan(value) else value
