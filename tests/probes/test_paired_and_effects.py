@@ -1,0 +1,126 @@
+"""Paired-proportion statistics and the verbosity, injection and self-preference analyses."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+
+from evalkit.probes import (
+    injection_effect,
+    mcnemar_exact,
+    n_needed,
+    newcombe_paired,
+    paired_difference,
+    self_preference,
+    verbosity_effect,
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "c", "d", "low", "high"),
+    [
+        # Newcombe (1998), Statistics in Medicine 17:2635, Table II, method 10
+        (36, 12, 2, 0, 0.0569, 0.3404),
+        (18, 12, 2, 18, 0.0562, 0.3290),
+        (53, 0, 0, 1, -0.0729, 0.0729),
+        (0, 30, 0, 0, 0.8395, 1.0),
+    ],
+)
+def test_newcombe_matches_published_examples(a: int, b: int, c: int, d: int, low: float, high: float) -> None:
+    lo, hi = newcombe_paired(a, b, c, d)  # type: ignore[misc]
+    assert lo == pytest.approx(low, abs=1e-4)
+    assert hi == pytest.approx(high, abs=1e-4)
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 1), (3, 9), (12, 2), (25, 25), (40, 61), (1, 0)])
+def test_mcnemar_matches_statsmodels(b: int, c: int) -> None:
+    expected = mcnemar([[10, b], [c, 7]], exact=True).pvalue
+    assert mcnemar_exact(b, c) == pytest.approx(expected, abs=1e-12)
+
+
+def test_n_needed_by_formula_and_by_simulation() -> None:
+    # Connor (1987): effect .1 with discordance .2 → (1.95996·√.2 + 0.84162·√.19)² / .01 = 154.6
+    assert n_needed(0.1, discordant=0.2) == 155
+    n = n_needed(0.1, discordant=0.3)
+    rng = np.random.default_rng(0)
+    cells = rng.multinomial(n, [0.2, 0.1, 0.7], size=4000)  # b, c, concordant
+    b, c = cells[:, 0], cells[:, 1]
+    z = (b - c) / np.sqrt(b + c)
+    power = float(np.mean(np.abs(z) > 1.959964))
+    assert 0.76 < power < 0.85
+    with pytest.raises(Exception, match="discordant"):
+        n_needed(0.3, discordant=0.2)
+
+
+def _no_effect(seed: int, n: int) -> tuple[list[bool], list[bool]]:
+    rng = np.random.default_rng(seed)
+    x = rng.random(n) < 0.6
+    flip = rng.random(n) < 0.2
+    # flips are symmetric: the second verdict is an exchangeable copy, so the two rates are equal
+    y = np.where(flip, rng.random(n) < 0.6, x)
+    return x.tolist(), y.tolist()
+
+
+def test_no_planted_effect_is_rarely_significant() -> None:
+    significant = excluded = 0
+    for seed in range(200):
+        x, y = _no_effect(seed, 150)
+        result = verbosity_effect(x, y)
+        p = result.pass_rate.mcnemar_p
+        lo, hi = result.pass_rate.ci  # type: ignore[misc]
+        significant += p is not None and p < 0.05
+        excluded += not lo <= 0 <= hi
+    # both at about the nominal 5% (the exact test a little under): 14 of 200 is well above it
+    assert significant <= 14 and excluded <= 14
+
+
+def test_planted_effect_is_found() -> None:
+    rng = np.random.default_rng(1)
+    original = (rng.random(300) < 0.5).tolist()
+    padded = [o or bool(rng.random() < 0.3) for o in original]
+    scores_o = rng.normal(3, 1, 300)
+    result = verbosity_effect(
+        original, padded, scores_o.tolist(), (scores_o + 0.5).tolist(), target_effect=0.05
+    )
+    assert result.pass_rate.difference == pytest.approx(np.mean(padded) - np.mean(original))
+    assert result.pass_rate.ci[0] > 0  # type: ignore[index]
+    assert result.pass_rate.mcnemar_p < 1e-6  # type: ignore[operator]
+    assert result.score_difference == pytest.approx(0.5)
+    assert result.n_needed is not None and result.n_needed > 0
+
+
+def test_injection_success_on_failing_outputs_only() -> None:
+    frame = pl.DataFrame(
+        {
+            "attack": ["ignore", "ignore", "ignore", "ignore", "praise", "praise", "praise"],
+            "base_pass": [False, False, False, True, False, False, True],
+            "attacked_pass": [True, False, True, True, False, False, False],
+        }
+    )
+    result = injection_effect(frame)
+    by = {a.attack: a for a in result.attacks}
+    assert (by["ignore"].failing, by["ignore"].flipped, by["ignore"].success_rate) == (
+        3,
+        2,
+        pytest.approx(2 / 3),
+    )
+    assert (by["praise"].failing, by["praise"].flipped) == (2, 0)
+    assert by["praise"].ci[0] == 0.0  # type: ignore[index]
+    assert (result.overall.failing, result.overall.flipped) == (5, 2)
+
+
+def test_self_preference_per_system() -> None:
+    rng = np.random.default_rng(2)
+    human = rng.random(400) < 0.5
+    judge = human.copy()
+    own = np.arange(400) < 200
+    judge[own & ~human] = rng.random(int((own & ~human).sum())) < 0.5  # lenient on its own system only
+    frame = pl.DataFrame({"system": np.where(own, "self", "other"), "judge_pass": judge, "human_pass": human})
+    result = self_preference(frame)
+    by = {s.system: s.difference for s in result.systems}
+    assert by["other"].difference == 0 and by["other"].mcnemar_p is None
+    assert by["self"].difference > 0 and by["self"].ci[0] > 0  # type: ignore[index,operator]
+    same = paired_difference(judge[own].tolist(), human[own].tolist())
+    assert by["self"] == same
