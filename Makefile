@@ -6,11 +6,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.evalkit-installed
 BASE   := $(VENV)/.evalkit-installed-base
 
-.PHONY: demo test setup lint typecheck unit clean help
+.PHONY: demo test setup lint typecheck unit browser-deps lab clean help
 
 help:
 	@echo "make demo   set up .venv and run every shipped suite offline"
-	@echo "make test   set up .venv, then ruff, mypy and pytest (tests/, and notebooks/ by nbval)"
+	@echo "make test   set up .venv, then ruff, mypy and pytest (tests/, notebooks/ by nbval, JupyterLab in Chromium)"
+	@echo "make lab    open JupyterLab on the notebooks"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +28,21 @@ $(STAMP): pyproject.toml $(BASE)
 
 setup: $(STAMP)
 
+# the browser tests drive Debian's Chromium (a browser download of Playwright's own cannot work offline)
+CHROMIUM ?= /usr/bin/chromium
+browser-deps:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "no $(CHROMIUM): the browser tests will be skipped (install chromium, or set CHROMIUM=...)"; \
+	  fi; \
+	fi
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
+
 # offline whatever the environment holds: the baselines need no API, and --judge off keeps a key that is set
 # from paying for judge calls
 demo: $(BASE)
@@ -40,10 +56,12 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-unit: setup
-	$(BIN)/pytest
+# notebooks/ run top to bottom by nbval in this environment; --nbval-lax compares only cells marked to be
+unit: setup browser-deps
+	EVALKIT_CHROMIUM=$(CHROMIUM) $(BIN)/pytest --nbval-lax --nbval-current-env \
+	  --nbval-sanitize-with notebooks/sanitize.cfg
 
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis test-artifacts

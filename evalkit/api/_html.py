@@ -103,9 +103,8 @@ def report(run: Run, baseline: Run | str | Path | None) -> HTMLReport:
     from evalkit.report import build_report, render_html
 
     if baseline is None:
-        committed = Path(run.manifest.suite_path)
-        committed = (committed if committed.is_dir() else committed.parent) / "baseline.json"
-        reference = reference_of(committed) if committed.is_file() else None
+        committed = run._committed_baseline()
+        reference = reference_of(committed) if committed is not None else None
     else:
         reference = reference_of(baseline)
     return HTMLReport(render_html(build_report(run.manifest, run.checks(), reference)))

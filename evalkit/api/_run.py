@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from evalkit.api._compare import RunComparison
     from evalkit.api._html import HTMLReport
+    from evalkit.gate._gate import GateOutcome
     from evalkit.results import Manifest
     from evalkit.suite import Suite
 
@@ -172,6 +173,36 @@ class Run:
         from evalkit.api._compare import compare
 
         return compare(self, other)
+
+    def cost_latency(self) -> pl.DataFrame:
+        """Cost per task (system and judge) and latency percentiles (p50, p95), one row for the run."""
+        from evalkit.stats import cost_latency
+
+        return cost_latency(self.checks()).by_run
+
+    def gate(self, *, baseline: Run | str | Path | None = None, max_drop: float | None = None) -> GateOutcome:
+        """The regression gate against `baseline` (default: the suite's committed baseline.json).
+
+        Returns the outcome: ``.decision.failed``, ``.exit_code`` (as ``evalkit gate``) and ``.text``.
+        """
+        from evalkit.gate import run_gate
+
+        if baseline is None:
+            baseline = self._committed_baseline()
+            if baseline is None:
+                raise EvalkitError(
+                    f"suite {self.manifest.suite} has no baseline.json to gate against; accept one with "
+                    f"`evalkit baseline accept {self.path}`, or pass baseline="
+                )
+        target = baseline.path if isinstance(baseline, Run) else Path(baseline)
+        if max_drop is None:
+            return run_gate(self.path, target)
+        return run_gate(self.path, target, max_drop=max_drop)
+
+    def _committed_baseline(self) -> Path | None:
+        suite_path = Path(self.manifest.suite_path)
+        committed = (suite_path if suite_path.is_dir() else suite_path.parent) / "baseline.json"
+        return committed if committed.is_file() else None
 
     def report(self, *, baseline: Run | str | Path | None = None) -> HTMLReport:
         """The HTML report (shown inline in Jupyter; ``.save(path)`` writes it), against `baseline` if given."""

@@ -1,0 +1,46 @@
+"""Each notebook opened in JupyterLab in Chromium, run top to bottom, and used as a person would."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from labdriver import Lab, cell_count, error_outputs, open_notebook, run_all, screenshot
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def workspace(lab: Lab) -> Lab:
+    """The notebooks beside a copy of the shipped goldens, so nothing a notebook writes lands in the repo."""
+    shutil.copytree(ROOT / "notebooks", lab.root / "notebooks", dirs_exist_ok=True)
+    shutil.copytree(ROOT / "goldens", lab.root / "goldens", dirs_exist_ok=True)
+    return lab
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_jupyterlab(page: Any, workspace: Lab, notebook: Path) -> None:
+    open_notebook(page, workspace, f"notebooks/{notebook.name}")
+    run_all(page)
+    assert error_outputs(page) == []
+    screenshot(page, notebook.stem)
+
+
+def test_clicking_a_slice_lists_its_failing_cases(page: Any, workspace: Lab) -> None:
+    open_notebook(page, workspace, "notebooks/02_run_and_report.ipynb")
+    run_all(page)
+    marks = page.locator(".vega-embed svg g.mark-symbol.role-mark path")
+    marks.first.wait_for(timeout=30_000)
+    count = marks.count()
+    assert count > 1
+    target = marks.nth(count - 1)  # the last slice in the chart
+    target.scroll_into_view_if_needed()
+    target.click()
+    heading = page.locator("h4", has_text="failing")
+    heading.first.wait_for(timeout=30_000)
+    assert ": " in heading.first.inner_text()
+    screenshot(page, "02_slice_clicked")
+    assert cell_count(page) > 0
