@@ -8,7 +8,8 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.graders._base import Grade, GradingContext, as_structured, is_missing
 from evalkit.graders._normalize import normalize
-from evalkit.suite import ExactCheck, SchemaCheck
+from evalkit.graders._registry import grades
+from evalkit.suite import Case, ExactCheck, SchemaCheck
 
 
 def _show(value: Any, limit: int = 80) -> str:
@@ -16,7 +17,8 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def grade_exact(check: ExactCheck, value: Any) -> Grade:
+@grades(ExactCheck)
+def grade_exact(check: ExactCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Equality after the check's normalisers; an expected object is compared field by field."""
     if is_missing(value):
         return Grade(passed=False, score=0.0, detail=f"output has no field {check.field!r}")
@@ -43,7 +45,8 @@ def grade_exact(check: ExactCheck, value: Any) -> Grade:
     return Grade(passed=ok, score=1.0 if ok else 0.0, detail=detail)
 
 
-def grade_schema(check: SchemaCheck, value: Any, ctx: GradingContext) -> Grade:
+@grades(SchemaCheck)
+def grade_schema(check: SchemaCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Validate against the check's JSON Schema, a pydantic model from the suite, or the suite's output schema."""
     import jsonschema
 

@@ -18,24 +18,16 @@ from evalkit.suite._checks import (
     UserCheck,
     covers,
 )
+from evalkit.suite._load import load_suite, validate_suite
 from evalkit.suite._registry import (
     UserModule,
     check,
     global_checks,
     load_user_module,
 )
-from evalkit.suite._suite import (
-    DEFAULT_JUDGE_MODEL,
-    UNSENDABLE_SCHEMA_HINT,
-    JudgeSettings,
-    ModelSettings,
-    Suite,
-    SuiteConfig,
-    load_suite,
-    schema_warnings,
-    unsendable_schema,
-    validate_suite,
-)
+from evalkit.suite._schemas import UNSENDABLE_SCHEMA_HINT, schema_warnings, unsendable_schema
+from evalkit.suite._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, ModelSettings, SuiteConfig
+from evalkit.suite._suite import Suite
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
