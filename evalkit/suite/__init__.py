@@ -25,7 +25,13 @@ from evalkit.suite._registry import (
     global_checks,
     load_user_module,
 )
-from evalkit.suite._schemas import UNSENDABLE_SCHEMA_HINT, schema_warnings, unsendable_schema
+from evalkit.suite._schemas import (
+    UNSENDABLE_SCHEMA_HINT,
+    RemoteSchemaRefused,
+    offline_registry,
+    schema_warnings,
+    unsendable_schema,
+)
 from evalkit.suite._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, ModelSettings, SuiteConfig
 from evalkit.suite._suite import Suite
 
@@ -45,6 +51,7 @@ __all__ = [
     "ModelSettings",
     "NoEmailExceptCheck",
     "RegexCheck",
+    "RemoteSchemaRefused",
     "SchemaCheck",
     "SqlRowsMatchCheck",
     "Suite",
@@ -58,6 +65,7 @@ __all__ = [
     "global_checks",
     "load_suite",
     "load_user_module",
+    "offline_registry",
     "parse_case",
     "schema_warnings",
     "unsendable_schema",

@@ -10,7 +10,7 @@ from evalkit.errors import EvalkitError, Problem, SuiteValidationError
 from evalkit.suite._cases import read_cases
 from evalkit.suite._checks import SchemaCheck, SqlRowsMatchCheck, UserCheck
 from evalkit.suite._registry import load_user_module
-from evalkit.suite._schemas import load_schema_file, schema_warnings
+from evalkit.suite._schemas import load_schema_file, schema_problems, schema_warnings
 from evalkit.suite._settings import SuiteConfig, read_config
 from evalkit.suite._suite import Suite, _sdk_model_ids
 
@@ -92,7 +92,14 @@ def _cross_check(suite: Suite, lines: dict[str, int], shown: str, user_error: st
                                 "define it in checks.py",
                             )
                         )
-                elif chk.json_schema is None and suite.output_schema is None:
+                elif chk.json_schema is not None:
+                    problems.extend(
+                        Problem(
+                            shown, line, f"{where}.schema" + ("" if at == "(schema)" else f"/{at}"), msg, hint
+                        )
+                        for at, msg, hint in schema_problems(chk.json_schema)
+                    )
+                elif suite.output_schema is None:
                     problems.append(
                         Problem(
                             shown,
