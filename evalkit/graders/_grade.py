@@ -79,7 +79,8 @@ def grade_case(
                 continue
         try:
             grade = grade_check(chk, output, case, ctx)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
+            # a user check's sys.exit() is that check's error, not the end of the run
             outcomes[i] = CheckOutcome(i, chk, "error", error=f"{type(exc).__name__}: {exc}")
             failed.append(
                 chk

@@ -7,6 +7,8 @@ the graders and the runner see.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -19,6 +21,7 @@ from evalkit._hashing import content_hash
 from evalkit.errors import Problem
 from evalkit.suite._checks import (
     CHECK_KINDS,
+    CHECK_MODELS,
     Check,
     ContainsAllCheck,
     ExactCheck,
@@ -118,7 +121,7 @@ class _CourseForm(_Common):
 
 
 class _BlogForm(_Common):
-    category: str = Field(default="unsliced", min_length=1)
+    slice: str = Field(default="unsliced", min_length=1)
     expected_exact: Any = None
     must_contain: list[str | list[str]] | None = None
     rubric: str | list[str] | None = None
@@ -135,6 +138,17 @@ _HINTS = {
     "literal_error": "use one of the allowed values",
     "value_error": "",
 }
+
+
+@functools.cache
+def _known_keys() -> tuple[str, ...]:
+    """Every key a case or a check may have: the vocabulary for "did you mean" hints."""
+    keys = {"category"}
+    models: tuple[type[BaseModel], ...] = (_CheckForm, _CourseForm, _BlogForm, *CHECK_MODELS)
+    for model in models:
+        for name, info in model.model_fields.items():
+            keys.add(info.alias or name)
+    return tuple(sorted(keys))
 
 
 def _loc_to_field(loc: tuple[int | str, ...], prefix: str = "") -> str:
@@ -169,6 +183,9 @@ def _pydantic_problems(exc: ValidationError, path: str, line: int, prefix: str =
         hint = _HINTS.get(etype, "")
         if etype == "extra_forbidden":
             msg = "unknown key"
+            near = difflib.get_close_matches(str(err["loc"][-1]), _known_keys(), n=1, cutoff=0.75)
+            if near:
+                hint = f"did you mean {near[0]!r}?"
         elif etype == "missing":
             msg = "required field is missing"
         elif etype == "union_tag_invalid":
@@ -299,6 +316,19 @@ def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | 
         return None, problems
     if "id" not in obj:
         obj = {**obj, "id": "?"}  # already reported; keep validating the rest of the line
+    if "category" in obj:  # an alias of slice, in every form
+        if "slice" in obj:
+            return None, [
+                *problems,
+                Problem(
+                    path,
+                    line,
+                    "category",
+                    "give slice or category, not both",
+                    "keep one (they mean the same)",
+                ),
+            ]
+        obj = {("slice" if k == "category" else k): v for k, v in obj.items()}
     try:
         form = model.model_validate(obj)
     except ValidationError as exc:
@@ -317,7 +347,7 @@ def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | 
         slice_ = form.slice
     else:
         assert isinstance(form, _BlogForm)
-        slice_ = form.category
+        slice_ = form.slice
         key = blog_keys[0] if blog_keys else None
         try:
             if key == "expected_exact":

@@ -225,7 +225,8 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         else:
             try:
                 user = load_user_module(checks_path)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
+                # sys.exit() at import must not end validate with its code and no word
                 user_error = f"{checks_path.name} failed to import: {type(exc).__name__}: {exc}"
                 problems.append(Problem(str(checks_path), None, "(import)", user_error, "fix the file"))
 
