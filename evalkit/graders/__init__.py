@@ -1,6 +1,7 @@
 """Graders, cheapest first: exact and schema, code checks, and the model judge."""
 
 from evalkit.graders._base import Grade, GradingContext, JudgeGrade
+from evalkit.graders._fence import FENCE_TAGS, neutralise
 from evalkit.graders._grade import (
     NOT_JUDGED,
     CheckOutcome,
@@ -9,14 +10,12 @@ from evalkit.graders._grade import (
     grade_check,
 )
 from evalkit.graders._judge import (
-    FENCE_TAGS,
     Judge,
     JudgeError,
     PairwiseJudge,
     PromptTemplate,
     RubricVerdict,
     load_template,
-    neutralise,
     rubric_prompt,
 )
 from evalkit.graders._normalize import normalize, parse_number

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evalkit.suite import UserModule
+from evalkit.suite import Case, JudgeCheck, UserModule
 
 _MISSING = object()
 
@@ -37,13 +38,17 @@ class JudgeGrade(Grade):
     cache_hit: bool = False
 
 
+JudgeFn = Callable[[JudgeCheck, Any, Case], Grade]
+
+
 @dataclass
 class GradingContext:
-    """What graders may need beyond the output: the suite's folder, schema and user module."""
+    """What graders may need beyond the output: the suite's folder, schema, user module and the judge."""
 
     base_dir: Path = field(default_factory=Path.cwd)
     output_schema: dict[str, Any] | None = None
     user: UserModule | None = None
+    judge: JudgeFn | None = None
 
 
 def as_structured(value: Any) -> Any:

@@ -12,7 +12,9 @@ from typing import Any
 
 from evalkit.graders._base import Grade, GradingContext, as_structured, as_text, get_field, is_missing
 from evalkit.graders._normalize import parse_number
+from evalkit.graders._registry import grades
 from evalkit.suite import (
+    Case,
     CitationsSubsetCheck,
     ContainsAllCheck,
     ContainsNoneCheck,
@@ -40,7 +42,8 @@ def _missing(check: Any) -> Grade:
     return Grade(passed=False, score=0.0, detail=f"output has no field {check.field!r}")
 
 
-def grade_contains_all(check: ContainsAllCheck, value: Any) -> Grade:
+@grades(ContainsAllCheck)
+def grade_contains_all(check: ContainsAllCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
     text = _fold(as_text(value))
@@ -56,7 +59,8 @@ def grade_contains_all(check: ContainsAllCheck, value: Any) -> Grade:
     return Grade(passed=True, score=1.0, detail=f"all {len(check.facts)} facts present")
 
 
-def grade_contains_none(check: ContainsNoneCheck, value: Any) -> Grade:
+@grades(ContainsNoneCheck)
+def grade_contains_none(check: ContainsNoneCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
     text = _fold(as_text(value))
@@ -66,7 +70,8 @@ def grade_contains_none(check: ContainsNoneCheck, value: Any) -> Grade:
     return Grade(passed=True, score=1.0, detail=f"none of {len(check.phrases)} phrases present")
 
 
-def grade_regex(check: RegexCheck, value: Any) -> Grade:
+@grades(RegexCheck)
+def grade_regex(check: RegexCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
     flags = 0
@@ -86,7 +91,8 @@ def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def grade_words(check: MaxWordsCheck | MinWordsCheck, value: Any) -> Grade:
+@grades(MaxWordsCheck, MinWordsCheck)
+def grade_words(check: MaxWordsCheck | MinWordsCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
     n = word_count(as_text(value))
@@ -99,7 +105,8 @@ def grade_words(check: MaxWordsCheck | MinWordsCheck, value: Any) -> Grade:
     return Grade(passed=ok, score=1.0 if ok else 0.0, detail=detail)
 
 
-def grade_json_valid(check: JsonValidCheck, value: Any) -> Grade:
+@grades(JsonValidCheck)
+def grade_json_valid(check: JsonValidCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
     if not isinstance(value, str):
@@ -117,7 +124,8 @@ def _num(obj: Any, key: str) -> Decimal | None:
     return parse_number(obj.get(key)) if isinstance(obj, dict) else None
 
 
-def grade_sums(check: SumsCheck, value: Any) -> Grade:
+@grades(SumsCheck)
+def grade_sums(check: SumsCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Line items multiply out (quantity x unit price = amount) and, with adjustments, add up to the total."""
     if is_missing(value):
         return _missing(check)
@@ -183,11 +191,12 @@ def _retrieved_ids(check: CitationsSubsetCheck, case_input: Any) -> list[str]:
     return ids
 
 
-def grade_citations_subset(check: CitationsSubsetCheck, value: Any, case_input: Any) -> Grade:
+@grades(CitationsSubsetCheck)
+def grade_citations_subset(check: CitationsSubsetCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Every cited id must be one the retriever returned."""
     if is_missing(value):
         return _missing(check)
-    allowed = _retrieved_ids(check, case_input)
+    allowed = _retrieved_ids(check, case.input)
     if isinstance(value, list):
         cited = [str(v) for v in value]
     else:
@@ -208,7 +217,8 @@ def grade_citations_subset(check: CitationsSubsetCheck, value: Any, case_input: 
     return Grade(passed=True, score=1.0, detail=f"all {len(cited)} cited ids were retrieved")
 
 
-def grade_no_email_except(check: NoEmailExceptCheck, value: Any) -> Grade:
+@grades(NoEmailExceptCheck)
+def grade_no_email_except(check: NoEmailExceptCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
     allowed = {a.casefold() for a in check.allowed}
@@ -230,7 +240,8 @@ def _connect(fixture: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{fixture}?mode=ro", uri=True)
 
 
-def grade_sql_rows_match(check: SqlRowsMatchCheck, value: Any, base_dir: Path) -> Grade:
+@grades(SqlRowsMatchCheck)
+def grade_sql_rows_match(check: SqlRowsMatchCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """The candidate query returns the reference query's rows (as a multiset unless `ordered`)."""
     if is_missing(value):
         return _missing(check)
@@ -241,6 +252,7 @@ def grade_sql_rows_match(check: SqlRowsMatchCheck, value: Any, base_dir: Path) -
     sql = sql.strip().rstrip(";")
     if not re.match(r"(?is)^\s*(select|with)\b", sql):
         return Grade(passed=False, score=0.0, detail="the candidate is not a SELECT query")
+    base_dir = ctx.base_dir
     fixture = base_dir / check.fixture
     if not fixture.exists():
         return Grade(passed=False, score=0.0, detail=f"fixture {check.fixture!r} not found under {base_dir}")
@@ -263,7 +275,8 @@ def grade_sql_rows_match(check: SqlRowsMatchCheck, value: Any, base_dir: Path) -
     )
 
 
-def grade_user(check: UserCheck, value: Any, case: Any, ctx: GradingContext) -> Grade:
+@grades(UserCheck)
+def grade_user(check: UserCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Run a suite's registered check; it may return a bool, (bool, detail) or a Grade."""
     fn = ctx.user.lookup(check.name) if ctx.user else None
     if fn is None:

@@ -8,7 +8,8 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.graders._base import Grade, GradingContext, as_structured, is_missing
 from evalkit.graders._normalize import normalize
-from evalkit.suite import ExactCheck, SchemaCheck
+from evalkit.graders._registry import grades
+from evalkit.suite import Case, ExactCheck, SchemaCheck, offline_registry
 
 
 def _show(value: Any, limit: int = 80) -> str:
@@ -16,7 +17,8 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def grade_exact(check: ExactCheck, value: Any) -> Grade:
+@grades(ExactCheck)
+def grade_exact(check: ExactCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Equality after the check's normalisers; an expected object is compared field by field."""
     if is_missing(value):
         return Grade(passed=False, score=0.0, detail=f"output has no field {check.field!r}")
@@ -43,9 +45,11 @@ def grade_exact(check: ExactCheck, value: Any) -> Grade:
     return Grade(passed=ok, score=1.0 if ok else 0.0, detail=detail)
 
 
-def grade_schema(check: SchemaCheck, value: Any, ctx: GradingContext) -> Grade:
+@grades(SchemaCheck)
+def grade_schema(check: SchemaCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Validate against the check's JSON Schema, a pydantic model from the suite, or the suite's output schema."""
     import jsonschema
+    from referencing.exceptions import Unresolvable
 
     if is_missing(value):
         return Grade(passed=False, score=0.0, detail=f"output has no field {check.field!r}")
@@ -65,8 +69,15 @@ def grade_schema(check: SchemaCheck, value: Any, ctx: GradingContext) -> Grade:
     schema = check.json_schema if check.json_schema is not None else ctx.output_schema
     if schema is None:
         return Grade(passed=False, score=0.0, detail="no schema to check against")
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
+    # a $ref to a URL is refused, never fetched: the verdict must not depend on what a server says today
+    validator = jsonschema.validators.validator_for(schema)(schema, registry=offline_registry())
+    try:
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path)))
+    except Unresolvable as exc:
+        raise ValueError(
+            f"the schema's $ref {getattr(exc, 'ref', '?')!r} cannot be resolved: schemas are never fetched; "
+            "put the referenced schema under $defs (evalkit validate finds these)"
+        ) from None
     if errors:
         shown = [f"{'.'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5]]
         return Grade(passed=False, score=0.0, detail=f"{len(errors)} schema error(s): " + "; ".join(shown))

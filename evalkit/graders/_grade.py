@@ -6,34 +6,17 @@ on the same field failed (or errored), so a wrong answer never pays for a judge 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalkit.graders import _code as code
-from evalkit.graders import _exact as exact
-from evalkit.graders._base import Grade, GradingContext, get_field
-from evalkit.suite import (
-    Case,
-    CitationsSubsetCheck,
-    ContainsAllCheck,
-    ContainsNoneCheck,
-    ExactCheck,
-    JsonValidCheck,
-    JudgeCheck,
-    MaxWordsCheck,
-    MinWordsCheck,
-    NoEmailExceptCheck,
-    RegexCheck,
-    SchemaCheck,
-    SqlRowsMatchCheck,
-    SumsCheck,
-    UserCheck,
-    covers,
-)
+# imported for their @grades registrations
+from evalkit.graders import _code, _exact  # noqa: F401
+from evalkit.graders._base import Grade, GradingContext, JudgeFn, get_field
+from evalkit.graders._registry import grader_for, grades
+from evalkit.suite import Case, JudgeCheck, covers
 
 Status = Literal["pass", "fail", "skipped", "error"]
-JudgeFn = Callable[[JudgeCheck, Any, Case], Grade]
 
 NOT_JUDGED = "not judged: no judge available (set ANTHROPIC_API_KEY, or pass a judge, to run judge checks)"
 
@@ -54,34 +37,17 @@ class CheckOutcome:
         return self.grade.passed if self.status in ("pass", "fail") and self.grade else None
 
 
+@grades(JudgeCheck)
+def grade_judge(check: JudgeCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
+    """Ask the context's judge; grade_case never calls this without one (it skips the check instead)."""
+    if ctx.judge is None:
+        raise RuntimeError(NOT_JUDGED)
+    return ctx.judge(check, value, case)
+
+
 def grade_check(check: Any, output: Any, case: Case, ctx: GradingContext) -> Grade:
-    """Grade one non-judge check against an output."""
-    value = get_field(output, check.field)
-    if isinstance(check, ExactCheck):
-        return exact.grade_exact(check, value)
-    if isinstance(check, SchemaCheck):
-        return exact.grade_schema(check, value, ctx)
-    if isinstance(check, ContainsAllCheck):
-        return code.grade_contains_all(check, value)
-    if isinstance(check, ContainsNoneCheck):
-        return code.grade_contains_none(check, value)
-    if isinstance(check, RegexCheck):
-        return code.grade_regex(check, value)
-    if isinstance(check, MaxWordsCheck | MinWordsCheck):
-        return code.grade_words(check, value)
-    if isinstance(check, JsonValidCheck):
-        return code.grade_json_valid(check, value)
-    if isinstance(check, SumsCheck):
-        return code.grade_sums(check, value)
-    if isinstance(check, CitationsSubsetCheck):
-        return code.grade_citations_subset(check, value, case.input)
-    if isinstance(check, NoEmailExceptCheck):
-        return code.grade_no_email_except(check, value)
-    if isinstance(check, SqlRowsMatchCheck):
-        return code.grade_sql_rows_match(check, value, ctx.base_dir)
-    if isinstance(check, UserCheck):
-        return code.grade_user(check, value, case, ctx)
-    raise TypeError(f"no grader for check kind {getattr(check, 'kind', type(check).__name__)!r}")
+    """Grade one check against an output with its kind's registered grader."""
+    return grader_for(check)(check, get_field(output, check.field), case, ctx)
 
 
 def grade_case(
@@ -92,13 +58,16 @@ def grade_case(
     skip_judge_when: Literal["same_field", "any_failed"] = "same_field",
 ) -> list[CheckOutcome]:
     """Run a case's checks cheapest first; results come back in the case's own check order."""
+    if judge is not None:
+        ctx = dataclasses.replace(ctx, judge=judge)
+    judge = ctx.judge
     order = sorted(range(len(case.checks)), key=lambda i: (case.checks[i].order, i))
     outcomes: dict[int, CheckOutcome] = {}
     failed: list[Any] = []
     errored: set[int] = set()
     for i in order:
         chk = case.checks[i]
-        if isinstance(chk, JudgeCheck):
+        if chk.tier == "judge":
             blockers = [f for f in failed if skip_judge_when == "any_failed" or covers(f.field, chk.field)]
             if blockers:
                 names = ", ".join(b.label for b in blockers)
@@ -109,12 +78,9 @@ def grade_case(
                 outcomes[i] = CheckOutcome(i, chk, "skipped", skipped_reason=NOT_JUDGED)
                 continue
         try:
-            if isinstance(chk, JudgeCheck):
-                assert judge is not None
-                grade = judge(chk, get_field(output, chk.field), case)
-            else:
-                grade = grade_check(chk, output, case, ctx)
-        except Exception as exc:
+            grade = grade_check(chk, output, case, ctx)
+        except (Exception, SystemExit) as exc:
+            # a user check's sys.exit() is that check's error, not the end of the run
             outcomes[i] = CheckOutcome(i, chk, "error", error=f"{type(exc).__name__}: {exc}")
             failed.append(
                 chk

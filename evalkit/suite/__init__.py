@@ -18,24 +18,22 @@ from evalkit.suite._checks import (
     UserCheck,
     covers,
 )
+from evalkit.suite._load import load_suite, validate_suite
 from evalkit.suite._registry import (
     UserModule,
     check,
     global_checks,
     load_user_module,
 )
-from evalkit.suite._suite import (
-    DEFAULT_JUDGE_MODEL,
+from evalkit.suite._schemas import (
     UNSENDABLE_SCHEMA_HINT,
-    JudgeSettings,
-    ModelSettings,
-    Suite,
-    SuiteConfig,
-    load_suite,
+    RemoteSchemaRefused,
+    offline_registry,
     schema_warnings,
     unsendable_schema,
-    validate_suite,
 )
+from evalkit.suite._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, ModelSettings, SuiteConfig
+from evalkit.suite._suite import Suite
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -53,6 +51,7 @@ __all__ = [
     "ModelSettings",
     "NoEmailExceptCheck",
     "RegexCheck",
+    "RemoteSchemaRefused",
     "SchemaCheck",
     "SqlRowsMatchCheck",
     "Suite",
@@ -66,6 +65,7 @@ __all__ = [
     "global_checks",
     "load_suite",
     "load_user_module",
+    "offline_registry",
     "parse_case",
     "schema_warnings",
     "unsendable_schema",

@@ -7,7 +7,10 @@ the graders and the runner see.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +21,7 @@ from evalkit._hashing import content_hash
 from evalkit.errors import Problem
 from evalkit.suite._checks import (
     CHECK_KINDS,
+    CHECK_MODELS,
     Check,
     ContainsAllCheck,
     ExactCheck,
@@ -86,6 +90,12 @@ class _Common(BaseModel):
     def _id_is_clean(cls, v: str) -> str:
         if v != v.strip() or any(ch in v for ch in "\n\t"):
             raise ValueError("an id must not start or end with spaces or contain tabs/newlines")
+        bad = [ch for ch in v if unicodedata.category(ch) in ("Cc", "Cf")]
+        if bad:
+            raise ValueError(
+                f"an id must not contain control or invisible characters (found {', '.join(map(ascii, bad))}, "
+                "e.g. NUL or a right-to-left override): it would print as another id; use visible characters"
+            )
         return v
 
 
@@ -111,7 +121,7 @@ class _CourseForm(_Common):
 
 
 class _BlogForm(_Common):
-    category: str = Field(default="unsliced", min_length=1)
+    slice: str = Field(default="unsliced", min_length=1)
     expected_exact: Any = None
     must_contain: list[str | list[str]] | None = None
     rubric: str | list[str] | None = None
@@ -128,6 +138,17 @@ _HINTS = {
     "literal_error": "use one of the allowed values",
     "value_error": "",
 }
+
+
+@functools.cache
+def _known_keys() -> tuple[str, ...]:
+    """Every key a case or a check may have: the vocabulary for "did you mean" hints."""
+    keys = {"category"}
+    models: tuple[type[BaseModel], ...] = (_CheckForm, _CourseForm, _BlogForm, *CHECK_MODELS)
+    for model in models:
+        for name, info in model.model_fields.items():
+            keys.add(info.alias or name)
+    return tuple(sorted(keys))
 
 
 def _loc_to_field(loc: tuple[int | str, ...], prefix: str = "") -> str:
@@ -159,8 +180,12 @@ def _pydantic_problems(exc: ValidationError, path: str, line: int, prefix: str =
         field = _loc_to_field(tuple(err["loc"]), prefix)
         etype = err["type"]
         msg = err["msg"]
+        hint = _HINTS.get(etype, "")
         if etype == "extra_forbidden":
             msg = "unknown key"
+            near = difflib.get_close_matches(str(err["loc"][-1]), _known_keys(), n=1, cutoff=0.75)
+            if near:
+                hint = f"did you mean {near[0]!r}?"
         elif etype == "missing":
             msg = "required field is missing"
         elif etype == "union_tag_invalid":
@@ -171,11 +196,15 @@ def _pydantic_problems(exc: ValidationError, path: str, line: int, prefix: str =
             msg = "a check needs a 'kind'"
         elif etype.startswith("value_error"):
             msg = msg.removeprefix("Value error, ")
+            if field == "id":
+                hint = "write the id in visible characters, with no spaces around it"
+            if "regular expression" in msg:
+                hint = "escape special characters with a backslash (in JSON, write \\\\ for one backslash)"
         key = (field, msg)
         if key in seen:
             continue
         seen.add(key)
-        out.append(Problem(path, line, field, msg, _HINTS.get(etype, "")))
+        out.append(Problem(path, line, field, msg, hint))
     return out
 
 
@@ -231,7 +260,15 @@ def _checks_from_course(form: _CourseForm, path: str, line: int) -> tuple[list[A
 def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | None, list[Problem]]:
     """Normalise one decoded JSON line into a Case, or return every problem found in it."""
     if not isinstance(obj, dict):
-        return None, [Problem(path, line, "(case)", f"a case is a JSON object, got {type(obj).__name__}", "")]
+        return None, [
+            Problem(
+                path,
+                line,
+                "(case)",
+                f"a case is a JSON object, got {type(obj).__name__}",
+                'write one case per line as an object: {"id": ..., "input": ..., "checks": [...]}',
+            )
+        ]
     keys = set(obj)
     problems: list[Problem] = []
     if "id" not in obj:
@@ -279,6 +316,19 @@ def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | 
         return None, problems
     if "id" not in obj:
         obj = {**obj, "id": "?"}  # already reported; keep validating the rest of the line
+    if "category" in obj:  # an alias of slice, in every form
+        if "slice" in obj:
+            return None, [
+                *problems,
+                Problem(
+                    path,
+                    line,
+                    "category",
+                    "give slice or category, not both",
+                    "keep one (they mean the same)",
+                ),
+            ]
+        obj = {("slice" if k == "category" else k): v for k, v in obj.items()}
     try:
         form = model.model_validate(obj)
     except ValidationError as exc:
@@ -297,7 +347,7 @@ def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | 
         slice_ = form.slice
     else:
         assert isinstance(form, _BlogForm)
-        slice_ = form.category
+        slice_ = form.slice
         key = blog_keys[0] if blog_keys else None
         try:
             if key == "expected_exact":
@@ -333,6 +383,62 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, text
 
 
+class _LineError(ValueError):
+    def __init__(self, field: str, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.field, self.message, self.hint = field, message, hint
+
+
+_DEEP_HINT = (
+    "flatten the input: a case is data, not a parser test (nesting up to a few hundred levels is fine)"
+)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _LineError(
+                key,
+                f"the key {key!r} appears twice in one object, and JSON keeps only the last",
+                "remove one of them",
+            )
+        obj[key] = value
+    return obj
+
+
+def _no_constant(name: str) -> Any:
+    raise _LineError(
+        "(json)",
+        f"{name} is not JSON (Python writes it, JSON parsers disagree on it)",
+        "write a number, or null, or the value as a string",
+    )
+
+
+def decode_line(text: str) -> tuple[Any, tuple[str, str, str] | None]:
+    """One JSONL line decoded strictly: (value, None), or (None, (field, what is wrong, what to do))."""
+    if text.startswith("\ufeff"):
+        return None, (
+            "(file)",
+            "the file starts with a byte order mark (BOM)",
+            "remove the BOM: save as UTF-8 without BOM",
+        )
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant), None
+    except _LineError as exc:
+        return None, (exc.field, exc.message, exc.hint)
+    except json.JSONDecodeError as exc:
+        return None, ("(json)", f"invalid JSON: {exc.msg} at column {exc.colno}", "one object per line")
+    except RecursionError:
+        return None, ("(json)", "nested too deeply to read", _DEEP_HINT)
+    except ValueError as exc:  # Python's limit on the digits of an integer
+        return None, (
+            "(json)",
+            f"a number too long to read ({str(exc).split(';')[0]})",
+            "write it as a string, or round it: no check compares thousands of digits",
+        )
+
+
 def read_cases(path: Path, display: str | None = None) -> tuple[list[tuple[int, Case]], list[Problem]]:
     """Read every line of a JSONL file; return the cases with their lines and every problem found."""
     shown = display or str(path)
@@ -352,20 +458,14 @@ def read_cases(path: Path, display: str | None = None) -> tuple[list[tuple[int, 
     if not lines:
         problems.append(Problem(shown, None, "(file)", "no cases", "add one JSON object per line"))
     for number, text in lines:
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(
-                Problem(
-                    shown,
-                    number,
-                    "(json)",
-                    f"invalid JSON: {exc.msg} at column {exc.colno}",
-                    "one object per line",
-                )
-            )
+        obj, bad = decode_line(text)
+        if bad is not None:
+            problems.append(Problem(shown, number, bad[0], bad[1], bad[2]))
             continue
-        case, found = parse_case(obj, shown, number)
+        try:
+            case, found = parse_case(obj, shown, number)
+        except RecursionError:
+            found, case = [Problem(shown, number, "(case)", "nested too deeply to check", _DEEP_HINT)], None
         problems.extend(found)
         raw_id = obj.get("id") if isinstance(obj, dict) else None
         if isinstance(raw_id, str) and raw_id:

@@ -74,12 +74,17 @@ def load_user_module(path: Path) -> UserModule:
     module = importlib.util.module_from_spec(spec)
     checks: dict[str, UserCheckFn] = {}
     sys.modules[mod_name] = module
+    # importing must leave the suite folder as it was: no __pycache__ next to the user's files
+    writes_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
     try:
         with _collecting(checks):
             spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(mod_name, None)
         raise
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return UserModule(path=path, module=module, checks=checks)
 
 

@@ -14,7 +14,7 @@ from evalkit.errors import Problem
 from evalkit.suite import JudgeSettings, ModelSettings, SuiteConfig, validate_suite
 from evalkit.systems import ClaudeSystem, load_system
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_suite(tmp_path: Path, toml: str) -> Path:
@@ -158,7 +158,7 @@ def test_shipped_goldens_validate_clean(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_toml_key_lines() -> None:
-    from evalkit.suite._suite import _toml_key_lines
+    from evalkit.suite._settings import _toml_key_lines
 
     text = (
         'name = "s"\n'

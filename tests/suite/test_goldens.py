@@ -11,7 +11,7 @@ from evalkit._hashing import output_hash
 from evalkit.suite import JudgeCheck, load_suite
 from evalkit.systems import load_system
 
-GOLDENS = Path(__file__).resolve().parents[1] / "goldens"
+GOLDENS = Path(__file__).resolve().parents[2] / "goldens"
 MINIMUM = {"support-triage": 100, "invoice-extraction": 60, "refund-policy-qa": 60, "reply-drafter": 40}
 HARD_TAGS = {"adversarial", "hedge", "refuse", "injection", "prompt-injection"}
 
