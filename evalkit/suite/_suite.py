@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -237,18 +237,9 @@ def _settings_problems(data: dict[str, Any], config: SuiteConfig) -> list[tuple[
     return found
 
 
-def _sdk_model_ids() -> frozenset[str]:
-    """The model ids the installed anthropic SDK lists (its ModelParam literals)."""
-    try:
-        from anthropic.types.model_param import ModelParam
-    except ImportError:
-        return frozenset()
-    return frozenset(v for arg in get_args(ModelParam) for v in get_args(arg) if isinstance(v, str))
-
-
 def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -> list[Problem]:
     """An undated alias (name the dated id to pin), or an id nobody knows (its cost will be unknown)."""
-    from evalkit.client import DEFAULT_PRICES, PINNED_IDS, current_prices
+    from evalkit.client import DEFAULT_PRICES, PINNED_IDS, current_prices, sdk_model_ids
 
     try:
         prices = current_prices()
@@ -269,7 +260,7 @@ def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -
                     f'pin the dated id: {key} = "{dated[-1]}"',
                 )
             )
-        elif name not in prices and name not in _sdk_model_ids():
+        elif name not in prices and name not in sdk_model_ids():
             out.append(
                 Problem(
                     shown,
