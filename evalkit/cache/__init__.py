@@ -13,7 +13,11 @@ where ``key`` is the sha256 of the canonical JSON of
 (see :func:`cache_key`). API keys and headers never reach the key or the file: secret-named fields are removed
 from the request first (see :func:`sanitize_request`).
 
-Each file holds ``{"format", "key", "endpoint", "repeat", "request", "response", "meta"}``; ``meta`` records
+When the API endpoint is not the default one (``ANTHROPIC_BASE_URL`` or the client's base URL names another
+server), its URL, without credentials, joins the hashed document as ``"base_url"``.
+
+Each file holds ``{"format", "key", "endpoint", "repeat", "request", "response", "digest", "meta"}`` (and
+``"base_url"`` when it is part of the key); ``digest`` is checked on every read (see docs/cache.md); ``meta`` records
 ``created_at``, ``model``, ``input_tokens``, ``output_tokens``, ``cost_usd`` and anything else the caller adds.
 
 The directory is, in order of precedence: the ``directory`` argument, the ``EVALKIT_CACHE_DIR`` environment
@@ -21,7 +25,14 @@ variable, ``.evalkit/cache`` under the current directory.
 """
 
 from evalkit.cache._entries import CacheEntry
-from evalkit.cache._errors import CacheError, CacheMiss, CorruptCacheEntry, CorruptCacheEntryWarning
+from evalkit.cache._errors import (
+    CacheError,
+    CacheMiss,
+    CorruptCacheEntry,
+    CorruptCacheEntryWarning,
+    EditedCacheEntry,
+    UnverifiedCacheEntryWarning,
+)
 from evalkit.cache._keys import CACHE_FORMAT_VERSION, MESSAGES_ENDPOINT, cache_key, sanitize_request
 from evalkit.cache._layout import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, default_cache_dir
 from evalkit.cache._maintenance import (
@@ -32,12 +43,15 @@ from evalkit.cache._maintenance import (
     prune,
     scan,
 )
+from evalkit.cache._origin import BASE_URL_ENV, DEFAULT_BASE_URL, api_origin
 from evalkit.cache._stats import CacheStats
 from evalkit.cache._store import CacheMode, CacheModeName, ResponseCache
 
 __all__ = [
+    "BASE_URL_ENV",
     "CACHE_DIR_ENV",
     "CACHE_FORMAT_VERSION",
+    "DEFAULT_BASE_URL",
     "DEFAULT_CACHE_DIR",
     "MAX_PRUNE_DAYS",
     "MESSAGES_ENDPOINT",
@@ -50,8 +64,11 @@ __all__ = [
     "CacheSummary",
     "CorruptCacheEntry",
     "CorruptCacheEntryWarning",
+    "EditedCacheEntry",
     "PruneReport",
     "ResponseCache",
+    "UnverifiedCacheEntryWarning",
+    "api_origin",
     "cache_key",
     "check_older_than_days",
     "default_cache_dir",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalkit._hashing import canonical_json, sha256_hex
 from evalkit.cache._keys import (
     CACHE_FORMAT_VERSION,
     MESSAGES_ENDPOINT,
@@ -40,6 +43,11 @@ class CacheEntry:
     response: Any
     meta: dict[str, Any]
     path: Path
+    base_url: str | None = None
+    """The server that answered, when it was not the default API endpoint (part of the key)."""
+    digest: str | None = None
+    """The digest of the response recorded with it (checked on every read); None for an entry recorded before
+    entries carried one, whose response is used unverified."""
 
     @property
     def model(self) -> str | None:
@@ -67,6 +75,10 @@ class _Corrupt(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class _Edited(_Corrupt):
+    """The response does not match the digest recorded with it: the file was changed after it was written."""
 
 
 class _Unreadable(_Corrupt):
@@ -109,10 +121,39 @@ def _describe_response(response: Any) -> str:
     return "no content list"
 
 
+DIGEST_PREFIX = "sha256:"
+
+
+def response_digest(key: str, response: Any) -> str:
+    """The digest an entry records of its response: ``sha256:`` and the hash of the key and the response.
+
+    The key is hashed with the response, so a response copied from another entry's file does not match."""
+    return DIGEST_PREFIX + sha256_hex(canonical_json({"key": key, "response": response}))
+
+
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes; a symbolic link is never followed (ELOOP, or refused where O_NOFOLLOW is missing)."""
+    if not hasattr(os, "O_NOFOLLOW") and path.is_symlink():
+        raise _Corrupt("a symbolic link: the cache never follows one; remove it")
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _Corrupt("a symbolic link: the cache never follows one; remove it") from exc
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
 def _read_entry(path: Path, expected_key: str) -> CacheEntry:
     """Load and validate one file. FileNotFoundError if absent; _Corrupt(reason) if present but unusable."""
     try:
-        raw = path.read_bytes()
+        raw = _read_bytes(path)
     except NotADirectoryError as exc:  # a parent is a file: nothing can be stored there, so nothing is
         raise FileNotFoundError(str(exc)) from exc
     except FileNotFoundError:
@@ -139,16 +180,26 @@ def _read_entry(path: Path, expected_key: str) -> CacheEntry:
         raise _Corrupt(f"malformed entry (repeat {repeat!r})")
     if not isinstance(request, dict):
         raise _Corrupt("malformed entry (request is not an object)")
+    base_url, digest = data.get("base_url"), data.get("digest")
+    if base_url is not None and (not isinstance(base_url, str) or not base_url):
+        raise _Corrupt(f"malformed entry (base_url {base_url!r})")
+    if digest is not None and not isinstance(digest, str):
+        raise _Corrupt(f"malformed entry (digest {digest!r})")
     try:
-        actual = legacy = _key_of(endpoint, sanitize_request(request), repeat)
+        actual = legacy = _key_of(endpoint, sanitize_request(request), repeat, base_url)
         if actual != expected_key:
             # recorded before an int temperature/top_p was hashed as a float: whole, though no longer looked up
-            legacy = _key_of(endpoint, _strip_request(request, floats=False), repeat)
+            legacy = _key_of(endpoint, _strip_request(request, floats=False), repeat, base_url)
     except (TypeError, ValueError) as exc:  # pragma: no cover - JSON from disk always re-serialises
         raise _Corrupt(f"request cannot be hashed ({exc})") from exc
     if expected_key not in (actual, legacy):
         raise _Corrupt(f"key mismatch: the stored request hashes to {actual} (was the file edited?)")
     response = data["response"]
+    if digest is not None and digest != response_digest(expected_key, response):
+        raise _Edited(
+            "its response does not match the digest recorded with it, so the response was changed after it "
+            "was recorded"
+        )
     if endpoint == MESSAGES_ENDPOINT and not _is_message(response):
         raise _Corrupt(f"the response is not a message ({_describe_response(response)})")
     meta = data.get("meta")
@@ -160,6 +211,8 @@ def _read_entry(path: Path, expected_key: str) -> CacheEntry:
         response=response,
         meta=meta if isinstance(meta, dict) else {},
         path=path,
+        base_url=base_url,
+        digest=digest,
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit._hashing import canonical_json, sha256_hex
+from evalkit.cache._origin import api_origin
 
 MESSAGES_ENDPOINT = "/v1/messages"
 """The endpoint every cached model call goes to; part of each cache key."""
@@ -181,12 +182,17 @@ def sanitize_request(request: Mapping[str, Any]) -> dict[str, Any]:
     return _strip_request(request)
 
 
-def _key_of(endpoint: str, sanitized: Mapping[str, Any], repeat: int) -> str:
-    return sha256_hex(
-        canonical_json(
-            {"format": CACHE_FORMAT_VERSION, "endpoint": endpoint, "request": sanitized, "repeat": repeat}
-        )
-    )
+def _key_of(endpoint: str, sanitized: Mapping[str, Any], repeat: int, origin: str | None = None) -> str:
+    document: dict[str, Any] = {
+        "format": CACHE_FORMAT_VERSION,
+        "endpoint": endpoint,
+        "request": sanitized,
+        "repeat": repeat,
+    }
+    if origin is not None:
+        # only a server other than the default one joins the key, so the default's keys never change
+        document["base_url"] = origin
+    return sha256_hex(canonical_json(document))
 
 
 def _check_identity(endpoint: Any, repeat: Any) -> None:
@@ -196,7 +202,9 @@ def _check_identity(endpoint: Any, repeat: Any) -> None:
         raise TypeError(f"repeat must be a non-negative int, not {repeat!r}")
 
 
-def cache_key(endpoint: str, request: Mapping[str, Any], repeat: int = 0) -> str:
+def cache_key(
+    endpoint: str, request: Mapping[str, Any], repeat: int = 0, *, base_url: str | None = None
+) -> str:
     """The 64-hex-digit cache key of one request.
 
     ``endpoint`` names the API call (:data:`MESSAGES_ENDPOINT`, ``"/v1/messages"``, for every model call);
@@ -206,9 +214,15 @@ def cache_key(endpoint: str, request: Mapping[str, Any], repeat: int = 0) -> str
     Dict key order never matters, nor an int ``temperature``/``top_p`` against the equal float; credentials
     are removed first (:func:`sanitize_request`). Raises ``TypeError``
     or ``ValueError`` if the request is not JSON (a non-string key, an object, NaN).
+
+    The server is part of the key when it is not the default API endpoint: ``base_url`` (the client's base
+    URL) or, when it is None, ``ANTHROPIC_BASE_URL``, the variable the SDK reads too. So answers recorded
+    against a local server or a proxy are never replayed as the real API's, and keys for the default endpoint
+    are the ones they always were (see :func:`api_origin`). A caller whose client was given an explicit
+    base URL passes it here.
     """
     _check_identity(endpoint, repeat)
-    return _key_of(endpoint, sanitize_request(request), repeat)
+    return _key_of(endpoint, sanitize_request(request), repeat, api_origin(base_url))
 
 
 def _check_key(key: str) -> None:

@@ -42,6 +42,8 @@ class CacheSummary:
     unreadable: dict[Path, str] = field(default_factory=dict)
     """Folders and entry files that could not be read (e.g. permission denied), with the error; entries in an
     unreadable folder are not counted anywhere else."""
+    unverified: int = 0
+    """Valid entries without a digest (recorded before entries carried one): their responses cannot be checked."""
 
 
 @dataclass(frozen=True)
@@ -192,10 +194,12 @@ def scan(directory: str | os.PathLike[str] | None = None) -> CacheSummary:
     corrupt: dict[Path, str] = {}
     unreadable = dict(walk.unreadable)
     times: list[datetime] = []
+    unverified = 0
     for f in walk.files:
         if f.entry is None:
             (unreadable if f.unreadable else corrupt)[f.path] = f.problem or "unusable"
             continue
+        unverified += f.entry.digest is None
         model = f.entry.model or "unknown"
         by_model[model] = by_model.get(model, 0) + 1
         times.append(f.created)
@@ -209,6 +213,7 @@ def scan(directory: str | os.PathLike[str] | None = None) -> CacheSummary:
         corrupt=corrupt,
         temp_files=len(walk.temps),
         unreadable=dict(sorted(unreadable.items())),
+        unverified=unverified,
     )
 
 

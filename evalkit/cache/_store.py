@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import uuid
 import warnings
 from collections.abc import Mapping
@@ -12,8 +13,25 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalkit._fs import atomic_write_bytes
-from evalkit.cache._entries import CacheEntry, _Corrupt, _now_iso, _read_entry, _serialise
-from evalkit.cache._errors import CacheError, CacheMiss, CorruptCacheEntry, CorruptCacheEntryWarning
+from evalkit.cache._entries import (
+    CacheEntry,
+    _Corrupt,
+    _Edited,
+    _now_iso,
+    _read_entry,
+    _serialise,
+    response_digest,
+)
+from evalkit.cache._errors import (
+    _EDIT_FIX,
+    CacheError,
+    CacheMiss,
+    CorruptCacheEntry,
+    CorruptCacheEntryWarning,
+    EditedCacheEntry,
+    UnverifiedCacheEntryWarning,
+    unverified_note,
+)
 from evalkit.cache._keys import (
     CACHE_FORMAT_VERSION,
     _check_identity,
@@ -23,7 +41,9 @@ from evalkit.cache._keys import (
     sanitize_request,
 )
 from evalkit.cache._layout import CACHE_DIR_ENV, _os_error, default_cache_dir
+from evalkit.cache._origin import api_origin
 from evalkit.cache._stats import CacheStats, _Counters
+from evalkit.cache._write import write_entry
 
 _FIX_WRITABLE = (
     f"Point {CACHE_DIR_ENV} at a writable directory, pass a different cache directory, "
@@ -74,6 +94,8 @@ class ResponseCache:
             Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
         )
         self._counters = _Counters()
+        self._note_lock = threading.Lock()
+        self._noted_unverified = False
         self.paid_batches: set[str] = set()
         """Message Batches whose responses the current run paid for: reading them back is not a saving."""
 
@@ -113,6 +135,11 @@ class ResponseCache:
         warns (:class:`CorruptCacheEntryWarning`) and counts as a miss. For :data:`MESSAGES_ENDPOINT`, an entry
         whose response is not a message (``{"type": "message", "content": [...]}``) is corrupt. An entry from
         one of ``paid_batches`` is returned but counted as a miss (this run paid for it).
+
+        An entry whose response does not match its digest was edited after it was recorded: in replay mode it
+        raises :class:`EditedCacheEntry` (a :class:`CorruptCacheEntry`), naming the file and what to do; in
+        other modes it warns and counts as a corrupt miss. An entry without a digest (recorded before entries
+        carried one) is used, with one :class:`UnverifiedCacheEntryWarning` per cache object.
         """
         path = self.path_for(key)
         if self._mode is CacheMode.OFF:
@@ -129,21 +156,32 @@ class ResponseCache:
             return None
         except _Corrupt as exc:
             self._counters.miss(corrupt=True)
+            edited = isinstance(exc, _Edited)
             if self._mode is CacheMode.REPLAY:
-                raise CorruptCacheEntry(path, exc.reason) from None
+                raise (EditedCacheEntry if edited else CorruptCacheEntry)(path, exc.reason) from None
             where = f" (for {label!r})" if label else ""
+            fix = f" {_EDIT_FIX.format(path=path)}" if edited else ""
             warnings.warn(
-                f"Corrupt cache entry {path}{where}: {exc.reason}. Treating it as a miss; "
-                "the response will be fetched again and the file replaced.",
+                f"{'Edited' if edited else 'Corrupt'} cache entry {path}{where}: {exc.reason}. Treating it as "
+                f"a miss; the response will be fetched again and the file replaced.{fix}",
                 CorruptCacheEntryWarning,
                 stacklevel=2,
             )
             return None
+        if entry.digest is None:
+            self._note_unverified(path)
         if self.paid_for(entry):
             self._counters.miss()  # this run's own batch result: paid for, not saved
         else:
             self._counters.hit((entry.input_tokens or 0) + (entry.output_tokens or 0), entry.cost_usd)
         return entry
+
+    def _note_unverified(self, path: Path) -> None:
+        with self._note_lock:
+            if self._noted_unverified:
+                return
+            self._noted_unverified = True
+        warnings.warn(unverified_note(path), UnverifiedCacheEntryWarning, stacklevel=3)
 
     # ------------------------------------------------------------------------------------------- writing
 
@@ -157,6 +195,7 @@ class ResponseCache:
         meta: Mapping[str, Any] | None = None,
         *,
         verify: bool = True,
+        base_url: str | None = None,
     ) -> None:
         """Store ``response`` for the request whose key is ``key`` (a no-op in replay and off modes).
 
@@ -164,6 +203,9 @@ class ResponseCache:
         ``input_tokens``, ``output_tokens``, ``cost_usd`` and any other JSON; ``created_at`` (UTC) and ``model``
         (from the request) are filled in when absent. The write is atomic and replaces any existing entry.
         ``verify=False`` skips recomputing the key, for a caller that has just computed it from the same request.
+        ``base_url`` is the one given to :func:`cache_key` (None: ``ANTHROPIC_BASE_URL``); the file records it
+        when it is not the default endpoint, and a digest of the response, checked on every read. Neither the
+        entry's folder nor the file may be a symbolic link (:class:`CacheError` naming it).
         Raises :class:`CacheError` if the directory cannot be written, ``TypeError``/``ValueError`` if the
         arguments are not JSON (nothing is written then).
         """
@@ -174,8 +216,9 @@ class ResponseCache:
         if response is None:
             raise ValueError("cannot cache a missing (None) response")
         sanitized = sanitize_request(request)
+        origin = api_origin(base_url)
         # verify=False is for callers that computed the key with cache_key() from this very request
-        expected = _key_of(endpoint, sanitized, repeat) if verify else key
+        expected = _key_of(endpoint, sanitized, repeat, origin) if verify else key
         if key != expected:
             raise ValueError(
                 f"cache key {key} does not match the request (it hashes to {expected}); "
@@ -193,7 +236,10 @@ class ResponseCache:
             "response": response,
             "meta": full_meta,
         }
+        if origin is not None:
+            document["base_url"] = origin
         try:
+            document["digest"] = response_digest(key, response)
             payload = _serialise(document)
         except (TypeError, ValueError) as exc:
             exc.add_note(f"while writing cache entry {key}: the response and meta must be JSON")
@@ -201,7 +247,7 @@ class ResponseCache:
         path = self.path_for(key)
         try:
             # no fsync: a cache entry torn by a power cut is detected as corrupt and refetched
-            atomic_write_bytes(path, payload, durable=False)
+            write_entry(path, payload)
         except OSError as exc:
             raise self._not_writable(exc) from exc
         self._counters.write()

@@ -30,3 +30,9 @@ def populated(cache: ResponseCache) -> tuple[ResponseCache, dict[str, str], date
     _backdate(cache, keys["mid"], 20, now)
     _backdate(cache, keys["new"], 1, now)
     return cache, keys, now
+
+
+@pytest.fixture(autouse=True)
+def _default_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys are computed for the default API endpoint unless a test names another server."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)

@@ -12,6 +12,8 @@ import pytest
 from cache_helpers import (
     ENDPOINT,
     META,
+    PINNED_KEYS,
+    PINNED_REQUESTS,
     SECRET,
     make_request,
     store,
@@ -183,75 +185,6 @@ def test_sanitize_keeps_schema_properties_named_like_secrets_and_does_not_mutate
 
 
 # ------------------------------------------------------------------------------------------------ review fixes
-
-# Keys computed before secret stripping was narrowed and ints were read as floats: committed caches hold these
-# files, so they must never change (or CACHE_FORMAT_VERSION must be bumped, deliberately).
-PINNED_REQUESTS: dict[str, dict[str, Any]] = {
-    "system": {
-        "model": "claude-sonnet-4-5",
-        "max_tokens": 1024,
-        "system": "You triage support tickets.",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "My invoice is wrong"}]}],
-        "temperature": 0.0,
-        "top_p": 0.9,
-        "output_config": {
-            "format": {
-                "type": "json_schema",
-                "schema": {
-                    "type": "object",
-                    "properties": {"label": {"type": "string", "enum": ["billing", "account"]}},
-                    "required": ["label"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-    },
-    "tools": {
-        "model": "claude-haiku-4-5",
-        "max_tokens": 2048,
-        "system": [{"type": "text", "text": "Use the tools."}],
-        "thinking": {"type": "enabled", "budget_tokens": 1024},
-        "tools": [
-            {
-                "name": "lookup",
-                "description": "Find an order",
-                "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}}},
-            }
-        ],
-        "tool_choice": {"type": "auto"},
-        "messages": [
-            {"role": "user", "content": "Where is order 42?"},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"order_id": "42"}}
-                ],
-            },
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "shipped"}],
-            },
-        ],
-        "metadata": {"user_id": "u-1"},
-        "stop_sequences": ["END"],
-        "top_k": 5,
-    },
-    "judge": {
-        "model": "claude-sonnet-4-5",
-        "max_tokens": 512,
-        "system": "You grade.",
-        "messages": [{"role": "user", "content": "grade this"}],
-        "temperature": 1.0,
-    },
-}
-PINNED_KEYS = {
-    ("system", 0): "a06f90ff2c1e0b9b0727440e746671de50676be5077d0442223a2bf00d73007c",
-    ("system", 2): "d80a47bcbe9048cb20bcb6b2e07cc87046af233326850a2c41340ae6e39a370d",
-    ("tools", 0): "3fab97661de2b02a99073447c1055d151d3eaca20b1f8658fbb5885f5ca9b890",
-    ("tools", 2): "ebc2eb534eaf22c3f116d45ad92cdd909ccc844510e9a741735b23cbcd41d938",
-    ("judge", 0): "4073c05a7bf44f4db3f7652ba856bc083d5a39795846f41cdba47bcda0946a21",
-    ("judge", 2): "f366da11828dec0ed527ae1dd2b03047807aab315f591aac7bf066cf4ac7fcae",
-}
 
 
 @pytest.mark.parametrize(("name", "repeat"), list(PINNED_KEYS))

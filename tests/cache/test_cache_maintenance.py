@@ -119,14 +119,7 @@ def test_stats_report_an_unreadable_entry_file(
 ) -> None:
     cache, keys, _ = populated
     locked = cache.path_for(keys["mid"])
-    real = Path.read_bytes
-
-    def read_bytes(self: Path) -> bytes:
-        if self == locked:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
-
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    _deny(monkeypatch, "open", {locked})  # entries are opened with os.open, never following a link
     summary = scan(cache.directory)
     assert locked in summary.unreadable and "Permission denied" in summary.unreadable[locked]
     assert summary.corrupt == {} and summary.entries == 2

@@ -63,7 +63,7 @@ def test_round_trip_and_file_format(cache: ResponseCache) -> None:
 
     raw = path.read_bytes()
     data = json.loads(raw)
-    assert set(data) == {"format", "key", "endpoint", "repeat", "request", "response", "meta"}
+    assert set(data) == {"format", "key", "endpoint", "repeat", "request", "response", "digest", "meta"}
     assert data["format"] == CACHE_FORMAT_VERSION and data["key"] == key
     assert set(data["meta"]) >= {"created_at", "model", "input_tokens", "output_tokens", "cost_usd"}
     # Pretty, sorted, UTF-8 (not \u escapes), newline-terminated: readable and diffable.
