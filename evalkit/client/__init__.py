@@ -12,6 +12,7 @@ from evalkit.client._pricing import (
     cost_usd,
     current_prices,
 )
+from evalkit.client._redact import redact_url
 
 if TYPE_CHECKING:
     from evalkit.client._client import Client
@@ -52,6 +53,7 @@ __all__ = [
     "is_structured",
     "json_schema_format",
     "output_format_for",
+    "redact_url",
     "sdk_model_ids",
     "structured_request",
     "warm_up",

@@ -26,6 +26,7 @@ import pydantic
 
 from evalkit.client import _pricing as pricing
 from evalkit.client._errors import CallError, ErrorKind, _errored_kind, _status_kind
+from evalkit.client._redact import base_url_secrets, redact_url, scrub, secret_forms
 from evalkit.client._requests import (
     _backoff,
     _check_request,
@@ -91,7 +92,7 @@ class Client:
 
     def __repr__(self) -> str:
         return (
-            f"Client(base_url={self.base_url!r}, max_concurrency={self.max_concurrency}, "
+            f"Client(base_url={redact_url(self.base_url)!r}, max_concurrency={self.max_concurrency}, "
             f"max_retries={self.max_retries}, timeout={self.timeout})"
         )
 
@@ -202,30 +203,19 @@ class Client:
             )
 
     def _secrets(self) -> list[str]:
-        """Each credential in every form an error text could show it: as is, stripped, and escaped."""
-        candidates = [
-            self._api_key,
-            os.environ.get("ANTHROPIC_API_KEY"),
-            os.environ.get("ANTHROPIC_AUTH_TOKEN"),
-        ]
-        forms: set[str] = set()
-        for secret in filter(None, candidates):
-            for text in (secret, secret.strip()):
-                forms.update(
-                    (
-                        text,
-                        repr(text)[1:-1],  # a str's repr: \n, \t, \\ and quotes escaped
-                        repr(text.encode("utf-8", "backslashreplace"))[2:-1],  # a bytes repr: b'...'
-                        json.dumps(text)[1:-1],
-                    )
-                )
-        # the longest first, so that no part of a longer form is left behind
-        return sorted((s for s in forms if len(s) >= _SECRET_MIN_LENGTH), key=len, reverse=True)
+        """Each credential in every form an error text could show it: the API key or token, and any user name
+        or password in the base URL."""
+        return secret_forms(
+            [
+                self._api_key,
+                os.environ.get("ANTHROPIC_API_KEY"),
+                os.environ.get("ANTHROPIC_AUTH_TOKEN"),
+                *base_url_secrets(self.base_url),
+            ]
+        )
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets():
-            text = text.replace(secret, _REDACTED)
-        return text
+        return scrub(text, self._secrets())
 
     def _call_error(self, exc: BaseException) -> CallError | None:
         """The CallError for an SDK failure, or None for an exception that is not a call failure."""

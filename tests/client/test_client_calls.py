@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -376,3 +380,28 @@ def test_each_thread_calls_through_its_own_sdk_client(anthropic_server: LocalAnt
     client.close()
     assert mine.is_closed() and seen[1].is_closed()
     assert client.create(ask()).text  # usable again after close: a new client for this thread
+
+
+def test_errors_and_prices_import_without_the_sdk() -> None:
+    code = (
+        "import sys; from evalkit.client import CallError, ErrorKind, current_prices, redact_url; "
+        "from evalkit.client import CallResult; "
+        "CallError('timeout'); current_prices(); "
+        "print('anthropic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_the_sdks_model_ids_come_from_the_client_only() -> None:
+    from evalkit.client import sdk_model_ids
+
+    ids = sdk_model_ids()
+    assert "claude-haiku-4-5" in ids and all(isinstance(i, str) and i for i in ids)
+    root = Path(__file__).resolve().parents[2] / "evalkit"
+    importers = [
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
+        if re.search(r"^\s*(from|import) anthropic\b", path.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
+    assert importers and all(path.startswith("client/") for path in importers), importers

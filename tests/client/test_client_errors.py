@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import pickle
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from client_helpers import API_KEY, MakeServer, Ticket, _open_clients, ask, client_for
@@ -190,3 +193,66 @@ def test_call_error_round_trips() -> None:
     assert pickle.loads(pickle.dumps(error)) == error
     assert CallError.from_dict(error.to_dict()) == error
     assert str(error) == "overloaded 529: Overloaded (request req_1)"
+
+
+# ---- credentials in the base URL -------------------------------------------------------------------------------
+
+URL_PASSWORD = "hunter2-pass"
+
+
+class _EchoingProxy(http.server.BaseHTTPRequestHandler):
+    """A gateway that fails every call with a message showing the URL it was given, credentials and all."""
+
+    shown_url = ""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        message = f"upstream {self.shown_url}/v1/messages refused the call"
+        payload = json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}).encode()
+        self.send_response(502)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("source", ["argument", "environment"])
+def test_a_password_in_the_base_url_is_never_shown(monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EchoingProxy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://alice:{URL_PASSWORD}@127.0.0.1:{server.server_address[1]}"
+        _EchoingProxy.shown_url = url
+        if source == "environment":
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+            client = Client(api_key=API_KEY, max_retries=0)
+        else:
+            client = Client(api_key=API_KEY, base_url=url, max_retries=0)
+        with client, pytest.raises(CallError) as info:
+            client.create(ask())
+        assert info.value.status == 502 and "refused the call" in str(info.value)
+        for shown in (str(info.value), info.value.message, repr(client)):
+            assert URL_PASSWORD not in shown and "alice" not in shown
+        assert "[redacted]@127.0.0.1" in str(info.value)
+        if source == "argument":
+            assert "[redacted]@127.0.0.1" in repr(client)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_redact_url_removes_any_user_info() -> None:
+    from evalkit.client import redact_url
+
+    assert redact_url(None) is None
+    assert redact_url("http://127.0.0.1:8765") == "http://127.0.0.1:8765"
+    assert redact_url("https://u:p@proxy.example/v1?q=1") == "https://[redacted]@proxy.example/v1?q=1"
+    assert redact_url("https://token@proxy.example") == "https://[redacted]@proxy.example"
+    assert redact_url("http://alice:p@ss@[bad") == "http://[redacted]@[bad"  # malformed, still scrubbed
+    assert (
+        redact_url("https://proxy.example/a@b") == "https://proxy.example/a@b"
+    )  # an @ in the path is no user

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from client_helpers import TICKET, MakeServer, Ticket, ask, client_for
@@ -176,3 +178,53 @@ def test_a_bad_price_file_fails_calls_before_they_are_sent(
             call()
     assert len(server.requests) == sent  # nothing was sent, so nothing was paid for and thrown away
     assert client.count_tokens(ask()) > 0  # a count has no cost to price
+
+
+def test_a_price_file_is_read_once_per_version_and_looked_at_once_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"house-model": {"input": 2, "output": 8}}))
+    monkeypatch.setenv(pricing.PRICES_ENV_VAR, str(path))
+    now = [1000.0]
+    monkeypatch.setattr(pricing, "_clock", lambda: now[0])
+    monkeypatch.setattr(pricing, "_env_cache", None)
+    reads: list[str] = []
+    stats: list[str] = []
+    real_load, real_stat = pricing.load_prices, os.stat
+
+    def load(p: Any) -> dict[str, pricing.ModelPrice]:
+        reads.append(str(p))
+        return real_load(p)
+
+    def stat(p: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if str(p) == str(path):
+            stats.append(str(p))
+        return real_stat(p, *args, **kwargs)
+
+    monkeypatch.setattr(pricing, "load_prices", load)
+    monkeypatch.setattr(os, "stat", stat)
+    for _ in range(1000):  # a worker's calls within one second
+        assert pricing.current_prices()["house-model"].input == 2
+    assert (len(reads), len(stats)) == (1, 1)
+
+    now[0] += 5  # unchanged a while later: looked at, not read again
+    assert pricing.current_prices()["house-model"].input == 2
+    assert (len(reads), len(stats)) == (1, 2)
+
+    path.write_text(json.dumps({"house-model": {"input": 3.5, "output": 8}}))
+    assert pricing.current_prices()["house-model"].input == 2  # within the second
+    now[0] += 1
+    assert pricing.current_prices()["house-model"].input == 3.5  # picked up once it is looked at again
+    assert len(reads) == 2
+
+    path.write_text("{not json")
+    now[0] += 1
+    for _ in range(3):  # a bad file fails every call, early, though it is parsed once
+        with pytest.raises(EvalkitError, match=f"named by {pricing.PRICES_ENV_VAR}"):
+            pricing.current_prices()
+    assert len(reads) == 3
+    path.unlink()
+    now[0] += 1
+    with pytest.raises(EvalkitError, match="No such file"):
+        pricing.current_prices()
