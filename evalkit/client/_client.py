@@ -12,484 +12,38 @@ retries (``max_retries``, honouring ``retry-after``) are spent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import inspect
 import json
 import os
-import socket
-import ssl
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar
 
 import anthropic
-import httpx2
 import pydantic
 
 from evalkit.client import _pricing as pricing
-
-__all__ = [
-    "BatchStatus",
-    "CallError",
-    "CallResult",
-    "Client",
-    "ErrorKind",
-    "is_structured",
-    "json_schema_format",
-    "output_format_for",
-    "structured_request",
-]
-
-ErrorKind = Literal[
-    "rate_limit",
-    "overloaded",
-    "server",
-    "connection",
-    "timeout",
-    "bad_response",
-    "auth",
-    "bad_request",
-    "canceled",
-    "expired",
-]
-"""Why a call failed. ``canceled`` and ``expired`` only come from Message Batches results."""
-
-RETRYABLE_KINDS: frozenset[str] = frozenset(
-    {"rate_limit", "overloaded", "server", "connection", "timeout", "bad_response"}
+from evalkit.client._errors import CallError, ErrorKind, _errored_kind, _status_kind
+from evalkit.client._redact import base_url_secrets, redact_url, scrub, secret_forms
+from evalkit.client._requests import (
+    _backoff,
+    _check_request,
+    _is_decode_error,
+    _keyword_params,
+    _split_request,
 )
+from evalkit.client._result import BatchStatus, CallResult, is_structured
+from evalkit.client._sdk import _tracing_option, tls_context
+
+__all__ = ["Client"]
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 _T = TypeVar("_T")
 
-_BAD_RESPONSE_BACKOFF_S = 0.25
-_BAD_RESPONSE_BACKOFF_MAX_S = 4.0
 _SECRET_MIN_LENGTH = 6
 _REDACTED = "[redacted]"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Results and errors
-
-
-class CallError(Exception):
-    """A call that failed after retries: ``kind`` (see ``ErrorKind``), HTTP ``status`` when there was one,
-    a ``message`` (never holding the API key) and the API's ``request_id`` when it sent one."""
-
-    def __init__(
-        self,
-        kind: ErrorKind,
-        status: int | None = None,
-        message: str = "",
-        request_id: str | None = None,
-    ) -> None:
-        self.kind: ErrorKind = kind
-        self.status = status
-        self.message = message
-        self.request_id = request_id
-        super().__init__(self._summary())
-
-    def _summary(self) -> str:
-        status = f" {self.status}" if self.status is not None else ""
-        rid = f" (request {self.request_id})" if self.request_id else ""
-        return f"{self.kind}{status}: {self.message}{rid}"
-
-    @property
-    def retryable(self) -> bool:
-        """Whether trying the same request again later could succeed."""
-        return self.kind in RETRYABLE_KINDS
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "status": self.status,
-            "message": self.message,
-            "request_id": self.request_id,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CallError:
-        return cls(
-            kind=cast(ErrorKind, data["kind"]),
-            status=data.get("status"),
-            message=str(data.get("message", "")),
-            request_id=data.get("request_id"),
-        )
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.kind, self.status, self.message, self.request_id))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CallError) and self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.status, self.message, self.request_id))
-
-
-def is_structured(request: Mapping[str, Any]) -> bool:
-    """Whether a request asks for structured (JSON schema) output."""
-    config = request.get("output_config")
-    fmt = config.get("format") if isinstance(config, Mapping) else None
-    if fmt is None:
-        fmt = request.get("output_format")
-    return isinstance(fmt, Mapping) and fmt.get("type") == "json_schema"
-
-
-def _text_of(content: Any) -> str:
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        str(block.get("text", ""))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
-with warnings.catch_warnings():
-    # `json` is the field's name by design; it shadows pydantic's deprecated `BaseModel.json()`.
-    warnings.filterwarnings("ignore", message='Field name "json"', category=UserWarning)
-
-    class CallResult(pydantic.BaseModel):
-        """One successful call.
-
-        ``json`` is the reply text parsed as JSON when the request asked for structured output (None if
-        it did not, or if the text is not JSON). ``model`` is the id the API answered with (e.g. the dated
-        id for an alias); ``requested_model`` the one asked for. ``latency_s`` is the wall time of the call,
-        retries included (for a batch item: the batch's time from creation to end). ``cost_usd`` is None
-        when the model's price is unknown. ``message`` is the raw message JSON, from which
-        ``from_message`` rebuilds the result.
-        """
-
-        text: str
-        json: Any = None
-        model: str
-        requested_model: str
-        request_id: str | None = None
-        stop_reason: str | None = None
-        input_tokens: int = 0
-        output_tokens: int = 0
-        cache_creation_input_tokens: int = 0
-        cache_read_input_tokens: int = 0
-        latency_s: float = 0.0
-        cost_usd: float | None = None
-        batch: bool = False
-        message: dict[str, Any] = pydantic.Field(default_factory=dict)
-
-        @classmethod
-        def from_cache_entry(cls, entry: Any, *, requested_model: str, structured: bool) -> CallResult:
-            """Rebuild a result from a response-cache entry (its raw message and the meta written with it)."""
-            return cls.from_message(
-                entry.response,
-                requested_model=requested_model,
-                latency_s=float(entry.meta.get("latency_s") or 0.0),
-                batch=bool(entry.meta.get("batch")),
-                structured=structured,
-            )
-
-        def cache_meta(self, **extra: Any) -> dict[str, Any]:
-            """What a response-cache entry records beside the raw message."""
-            return {
-                "model": self.model,
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cost_usd": self.cost_usd,
-                "latency_s": self.latency_s,
-                "batch": self.batch,
-                **extra,
-            }
-
-        @classmethod
-        def from_message(
-            cls,
-            message: Mapping[str, Any],
-            *,
-            requested_model: str,
-            latency_s: float = 0.0,
-            batch: bool = False,
-            prices: Mapping[str, pricing.ModelPrice] | None = None,
-            structured: bool = False,
-            request_id: str | None = None,
-        ) -> CallResult:
-            """Rebuild a result from a raw message JSON dict (as kept in ``CallResult.message``).
-
-            ``structured``: whether the request asked for structured output, so ``json`` is filled.
-            Raises ``CallError("bad_response")`` if the dict is not a message.
-            """
-            if not isinstance(message, Mapping) or not isinstance(message.get("content"), list):
-                raise CallError(
-                    "bad_response", None, "the reply is not a message (no content list)", request_id
-                )
-            usage = message.get("usage")
-            usage = usage if isinstance(usage, Mapping) else {}
-            text = _text_of(message["content"])
-            parsed: Any = None
-            if structured and text:
-                try:
-                    parsed = json.loads(text)
-                except ValueError:
-                    parsed = None
-            model = str(message.get("model") or requested_model)
-            cost = pricing.cost_usd(model, usage, batch, prices=prices)
-            if cost is None and model != requested_model:
-                cost = pricing.cost_usd(requested_model, usage, batch, prices=prices)
-            stop_reason = message.get("stop_reason")
-            return cls(
-                text=text,
-                json=parsed,
-                model=model,
-                requested_model=requested_model,
-                request_id=request_id,
-                stop_reason=str(stop_reason) if stop_reason is not None else None,
-                input_tokens=_int(usage.get("input_tokens")),
-                output_tokens=_int(usage.get("output_tokens")),
-                cache_creation_input_tokens=_int(usage.get("cache_creation_input_tokens")),
-                cache_read_input_tokens=_int(usage.get("cache_read_input_tokens")),
-                latency_s=latency_s,
-                cost_usd=cost,
-                batch=batch,
-                message=dict(message),
-            )
-
-
-class BatchStatus(pydantic.BaseModel):
-    """Where a Message Batch is: ``processing_status`` is ``in_progress``, ``canceling`` or ``ended``."""
-
-    id: str
-    processing_status: str
-    processing: int = 0
-    succeeded: int = 0
-    errored: int = 0
-    canceled: int = 0
-    expired: int = 0
-    created_at: datetime | None = None
-    ended_at: datetime | None = None
-
-    @property
-    def ended(self) -> bool:
-        return self.processing_status == "ended"
-
-    @property
-    def total(self) -> int:
-        return self.processing + self.succeeded + self.errored + self.canceled + self.expired
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Structured output
-
-
-def output_format_for(model_cls: type[Any]) -> dict[str, Any]:
-    """The ``output_config.format`` that ``messages.parse(output_format=model_cls)`` sends."""
-    schema = pydantic.TypeAdapter(model_cls).json_schema()
-    return {"schema": anthropic.transform_schema(schema), "type": "json_schema"}
-
-
-def json_schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``output_config.format`` for a plain JSON Schema (a suite's schema.json), made strict like the SDK's."""
-    # $schema/$id are metadata the API has no use for; the transform would fold them into the description
-    plain = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
-    return {"schema": anthropic.transform_schema(plain), "type": "json_schema"}
-
-
-def structured_request(request: Mapping[str, Any], model_cls: type[Any]) -> dict[str, Any]:
-    """``request`` with the output format the SDK sends for ``messages.parse(output_format=model_cls)``.
-
-    The SDK puts a strict JSON schema (``anthropic.transform_schema`` of the pydantic schema) at
-    ``output_config.format``; other ``output_config`` keys (``effort``) are kept.
-    """
-    out = dict(request)
-    config = request.get("output_config")
-    out["output_config"] = {
-        **(dict(config) if isinstance(config, Mapping) else {}),
-        "format": output_format_for(model_cls),
-    }
-    return out
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Request plumbing
-
-# Method parameters that are not request keys: call options, and `output_format`, which takes a pydantic
-# type (``parse`` is given one separately; a request carries its format in ``output_config``).
-_NOT_REQUEST_KEYS = frozenset(
-    {"self", "extra_headers", "extra_query", "extra_body", "timeout", "output_format"}
-)
-
-
-@functools.cache
-def _keyword_params(method_name: str) -> frozenset[str]:
-    method = getattr(anthropic.resources.messages.Messages, method_name)
-    params = inspect.signature(method).parameters
-    return frozenset(name for name in params if name not in _NOT_REQUEST_KEYS)
-
-
-def _split_request(request: Mapping[str, Any], method_name: str) -> dict[str, Any]:
-    """SDK keyword arguments for ``request``; keys the method does not take go in ``extra_body``."""
-    accepted = _keyword_params(method_name)
-    kwargs: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in request.items():
-        (kwargs if key in accepted else extra)[key] = value
-    if extra:
-        kwargs["extra_body"] = extra
-    return kwargs
-
-
-def _check_request(request: Mapping[str, Any], *, need_max_tokens: bool = True) -> None:
-    if not isinstance(request, Mapping):
-        raise TypeError(f"a request is a dict of messages.create arguments, got {type(request).__name__}")
-    required = ("model", "messages", "max_tokens") if need_max_tokens else ("model", "messages")
-    missing = [key for key in required if key not in request]
-    if missing:
-        raise ValueError(f"request is missing {', '.join(missing)}")
-    if request.get("stream"):
-        raise ValueError("streaming requests are not supported; drop 'stream' from the request")
-
-
-def _is_decode_error(exc: BaseException) -> bool:
-    """A reply body that is not valid JSON (e.g. cut short): worth another try."""
-    return isinstance(exc, json.JSONDecodeError)
-
-
-def _backoff(attempt: int) -> float:
-    return float(min(_BAD_RESPONSE_BACKOFF_S * 2 ** (attempt - 1), _BAD_RESPONSE_BACKOFF_MAX_S))
-
-
-def _status_kind(status: int) -> ErrorKind:
-    """The kind of an API error answered with HTTP ``status``."""
-    if status == 429:
-        return "rate_limit"
-    if status == 529:
-        return "overloaded"
-    if status in (401, 403):
-        return "auth"
-    if status == 408:
-        return "timeout"
-    if status >= 500:
-        return "server"
-    return "bad_request"
-
-
-# the API's error types and the HTTP status each is answered with on a direct call
-_ERROR_TYPE_STATUS: dict[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
-
-
-def _errored_kind(error: Any) -> tuple[ErrorKind, int | None]:
-    """A batch item's error type as the kind and status the same error has on a direct call.
-
-    A type this module does not know is a ``bad_request`` (never retried: trying again could pay twice).
-    """
-    status = _ERROR_TYPE_STATUS.get(str(error))
-    if status is None:
-        return "bad_request", None
-    return _status_kind(status), status
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The client
-
-
-_tls_lock = threading.Lock()
-_tls: ssl.SSLContext | None = None
-
-
-def tls_context() -> ssl.SSLContext:
-    """The process's TLS context, made once and shared by every SDK client it builds.
-
-    Making one reads the CA bundle, about 20 ms of CPU: once per client otherwise, paid again by each worker
-    process at the start of a run. A context made before a fork serves the forked copies too.
-    """
-    global _tls
-    with _tls_lock:
-        if _tls is None:
-            # honours SSL_CERT_FILE and SSL_CERT_DIR, as the SDK's own would
-            _tls = httpx2.create_ssl_context()
-        return _tls
-
-
-def _tracing_option() -> dict[str, Any]:
-    """``open_telemetry=False`` for SDK clients made while no OpenTelemetry tracer provider is set up.
-
-    The SDK builds a span for every call, with its attributes, even when nothing records it: about 0.1 ms of CPU
-    per call (measured), 12% of a call's handling. Where a provider is set up, or the environment names one,
-    the SDK's own setting stands and the calls are traced.
-    """
-    if "open_telemetry" not in inspect.signature(anthropic.Anthropic).parameters:
-        return {}
-    try:
-        from opentelemetry import trace
-    except ImportError:
-        return {}
-    try:
-        provider = trace.get_tracer_provider()
-    except Exception:  # a provider named by the environment that cannot load: the SDK traces nothing either
-        return {"open_telemetry": False}
-    return {"open_telemetry": False} if isinstance(provider, trace.ProxyTracerProvider) else {}
-
-
-_warmed_up = False
-
-_WARM_UP_REPLY = {
-    "id": "msg_warm_up",
-    "type": "message",
-    "role": "assistant",
-    "model": "warm-up",
-    "content": [{"type": "text", "text": ""}],
-    "stop_reason": "end_turn",
-    "stop_sequence": None,
-    "usage": {"input_tokens": 0, "output_tokens": 0},
-}
-
-
-def warm_up() -> None:
-    """Do the first-use work of this process's SDK clients now (once): the TLS context, one call's lazy imports.
-
-    The call goes through the SDK's whole request path but never leaves the process: an in-memory transport
-    answers it. A runner calls this before it forks worker processes, so that each copy starts with it done;
-    otherwise every worker's first calls wait on the same imports (tracing propagators read package metadata,
-    about 10 ms) while the first wave of cases is held up.
-    """
-    global _warmed_up
-    if _warmed_up:
-        return
-    tls_context()
-    with contextlib.suppress(OSError):
-        # a host name is encoded with the idna codec, imported on first use: 17 threads that each opened their
-        # first connection at once all waited on that import (100 ms of a worker's first wave, measured)
-        socket.getaddrinfo("localhost", None)
-    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json=_WARM_UP_REPLY))
-    http = anthropic.DefaultHttpxClient(transport=transport)
-    sdk = anthropic.Anthropic(
-        api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0
-    )
-    try:
-        raw = sdk.messages.with_raw_response.create(
-            model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "warm-up"}]
-        )
-        json.loads(raw.http_response.content)
-        _ = sdk.messages.batches
-    finally:
-        sdk.close()
-    _warmed_up = True
 
 
 class Client:
@@ -538,7 +92,7 @@ class Client:
 
     def __repr__(self) -> str:
         return (
-            f"Client(base_url={self.base_url!r}, max_concurrency={self.max_concurrency}, "
+            f"Client(base_url={redact_url(self.base_url)!r}, max_concurrency={self.max_concurrency}, "
             f"max_retries={self.max_retries}, timeout={self.timeout})"
         )
 
@@ -649,30 +203,19 @@ class Client:
             )
 
     def _secrets(self) -> list[str]:
-        """Each credential in every form an error text could show it: as is, stripped, and escaped."""
-        candidates = [
-            self._api_key,
-            os.environ.get("ANTHROPIC_API_KEY"),
-            os.environ.get("ANTHROPIC_AUTH_TOKEN"),
-        ]
-        forms: set[str] = set()
-        for secret in filter(None, candidates):
-            for text in (secret, secret.strip()):
-                forms.update(
-                    (
-                        text,
-                        repr(text)[1:-1],  # a str's repr: \n, \t, \\ and quotes escaped
-                        repr(text.encode("utf-8", "backslashreplace"))[2:-1],  # a bytes repr: b'...'
-                        json.dumps(text)[1:-1],
-                    )
-                )
-        # the longest first, so that no part of a longer form is left behind
-        return sorted((s for s in forms if len(s) >= _SECRET_MIN_LENGTH), key=len, reverse=True)
+        """Each credential in every form an error text could show it: the API key or token, and any user name
+        or password in the base URL."""
+        return secret_forms(
+            [
+                self._api_key,
+                os.environ.get("ANTHROPIC_API_KEY"),
+                os.environ.get("ANTHROPIC_AUTH_TOKEN"),
+                *base_url_secrets(self.base_url),
+            ]
+        )
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets():
-            text = text.replace(secret, _REDACTED)
-        return text
+        return scrub(text, self._secrets())
 
     def _call_error(self, exc: BaseException) -> CallError | None:
         """The CallError for an SDK failure, or None for an exception that is not a call failure."""

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import threading
+import time
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -186,31 +187,70 @@ def load_prices(path: str | os.PathLike[str]) -> dict[str, ModelPrice]:
     return table
 
 
-_env_cache: tuple[tuple[str, float], dict[str, ModelPrice]] | None = None
+_RECHECK_S = 1.0
+"""How long a price file is trusted unchanged before it is looked at again: a stat on every call cost about 2%
+of a worker's CPU, for a file that changes between runs, not during one."""
+
+_clock = time.monotonic
+
+
+@dataclass(frozen=True)
+class _EnvPrices:
+    """What ``EVALKIT_PRICES`` last gave: the table, or the error a bad or missing file raises on every call."""
+
+    path: str
+    checked: float
+    stamp: tuple[int, int, int] | None
+    table: Mapping[str, ModelPrice] | None = None
+    error: str | None = None
+
+    def result(self) -> Mapping[str, ModelPrice]:
+        if self.error is not None:
+            raise EvalkitError(self.error)
+        assert self.table is not None
+        return self.table
+
+
+_env_cache: _EnvPrices | None = None
 _env_lock = threading.Lock()
 
 
+def _read_env_file(path: str, now: float, previous: _EnvPrices | None) -> _EnvPrices:
+    fix = f"fix the file, or unset {PRICES_ENV_VAR} to use the built-in prices"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return _EnvPrices(path, now, None, error=f"{path} (named by {PRICES_ENV_VAR}): {exc.strerror}; {fix}")
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    if previous is not None and previous.path == path and previous.stamp == stamp:
+        return _EnvPrices(path, now, stamp, previous.table, previous.error)
+    try:
+        return _EnvPrices(path, now, stamp, table=load_prices(path))
+    except (OSError, ValueError) as exc:  # JSON and TOML decode errors are ValueErrors
+        detail = exc.strerror if isinstance(exc, OSError) else str(exc)
+        return _EnvPrices(path, now, stamp, error=f"{path} (named by {PRICES_ENV_VAR}): {detail}; {fix}")
+
+
 def current_prices() -> Mapping[str, ModelPrice]:
-    """The built-in table, overlaid with the file ``EVALKIT_PRICES`` names, if set (re-read when it changes)."""
+    """The built-in table, overlaid with the file ``EVALKIT_PRICES`` names, if set.
+
+    The file is read once per path and version (modification time, size, inode) and looked at again at most
+    once a second, so a changed file is picked up within a second. A bad or missing file raises
+    ``EvalkitError`` (naming it and the fix) on every call, before anything is sent.
+    """
     global _env_cache
     path = os.environ.get(PRICES_ENV_VAR)
     if not path:
         return DEFAULT_PRICES
-    fix = f"fix the file, or unset {PRICES_ENV_VAR} to use the built-in prices"
-    try:
-        key = (path, Path(path).stat().st_mtime)
-    except OSError as exc:
-        raise EvalkitError(f"{path} (named by {PRICES_ENV_VAR}): {exc.strerror}; {fix}") from None
+    now = _clock()
+    cached = _env_cache
+    if cached is not None and cached.path == path and now - cached.checked < _RECHECK_S:
+        return cached.result()
     with _env_lock:
-        if _env_cache is not None and _env_cache[0] == key:
-            return _env_cache[1]
-        try:
-            table = load_prices(path)
-        except (OSError, ValueError) as exc:  # JSON and TOML decode errors are ValueErrors
-            detail = exc.strerror if isinstance(exc, OSError) else str(exc)
-            raise EvalkitError(f"{path} (named by {PRICES_ENV_VAR}): {detail}; {fix}") from None
-        _env_cache = (key, table)
-        return table
+        cached = _env_cache
+        if cached is None or cached.path != path or now - cached.checked >= _RECHECK_S:
+            cached = _env_cache = _read_env_file(path, now, cached)
+    return cached.result()
 
 
 def price_for(model: str | None, prices: Mapping[str, ModelPrice] | None = None) -> ModelPrice | None:

@@ -12,12 +12,12 @@ from evalkit.suite._checks import SchemaCheck, SqlRowsMatchCheck, UserCheck
 from evalkit.suite._registry import load_user_module
 from evalkit.suite._schemas import load_schema_file, schema_problems, schema_warnings
 from evalkit.suite._settings import SuiteConfig, read_config
-from evalkit.suite._suite import Suite, _sdk_model_ids
+from evalkit.suite._suite import Suite
 
 
 def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -> list[Problem]:
     """An undated alias (name the dated id to pin), or an id nobody knows (its cost will be unknown)."""
-    from evalkit.client import DEFAULT_PRICES, PINNED_IDS, current_prices
+    from evalkit.client import DEFAULT_PRICES, PINNED_IDS, current_prices, sdk_model_ids
 
     try:
         prices = current_prices()
@@ -38,7 +38,7 @@ def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -
                     f'pin the dated id: {key} = "{dated[-1]}"',
                 )
             )
-        elif name not in prices and name not in _sdk_model_ids():
+        elif name not in prices and name not in sdk_model_ids():
             out.append(
                 Problem(
                     shown,

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from evalkit._fs import atomic_write_text
 from evalkit.errors import Problem
@@ -57,12 +57,3 @@ class Suite:
         target = path or self.cases_file
         atomic_write_text(target, cases_to_jsonl(self.cases))
         return target
-
-
-def _sdk_model_ids() -> frozenset[str]:
-    """The model ids the installed anthropic SDK lists (its ModelParam literals)."""
-    try:
-        from anthropic.types.model_param import ModelParam
-    except ImportError:
-        return frozenset()
-    return frozenset(v for arg in get_args(ModelParam) for v in get_args(arg) if isinstance(v, str))
