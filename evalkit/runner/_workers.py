@@ -2,7 +2,7 @@
 
 Python runs one thread at a time per process, and each case costs about a millisecond of CPU: the SDK's handling
 of the call, the cache entry, grading. At a few dozen cases in flight against a fast endpoint that CPU, not the
-network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go. Each takes its
+network, sets the pace. `CaseWorkers` forks a few processes from a run context that is ready to go. Each takes its
 share of the cases with the fork, in proportion to its threads (as many in all as the run's concurrency), and
 its threads make the calls and grade; the last cases are held back in a shared queue, which an inbox thread in
 each worker reads once its own share is done, so a worker whose calls ran slow is caught up by the others. A
@@ -13,6 +13,7 @@ the cache.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
 import os
@@ -23,11 +24,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from evalkit.results import CaseResult
-    from evalkit.runner._runner import Runner
+from evalkit.results import CaseResult
+from evalkit.runner._context import RunContext
+from evalkit.runner._execute import as_error, execute_case
+from evalkit.runner._record import Recorder
+from evalkit.runner._stops import StopRun
+from evalkit.suite import Case
 
 _STOP = None
 # cases an inbox reads ahead, so a thread that asks rarely waits; held back from other workers, they can
@@ -36,6 +40,8 @@ _READ_AHEAD = 1
 # the share of the cases (past the first wave) held back in the shared queue, to even out the workers' ends:
 # reading that queue costs each case a lock, a pipe read and a thread hand-off, so the rest go with the fork
 _SHARED = 0.1
+# how long an interrupted run waits for its workers' calls in flight before it stops them
+_DRAIN_S = 5.0
 
 
 class WorkerStopped(RuntimeError):
@@ -110,7 +116,7 @@ class _Inbox:
 
 
 def _serve(
-    runner: Runner,
+    ctx: RunContext,
     own: deque[tuple[int, int]],
     inbox: _Inbox,
     results: _Sender,
@@ -119,7 +125,7 @@ def _serve(
     parent: int,
     halt: Any,
 ) -> None:
-    cases = runner.suite.cases
+    cases = ctx.suite.cases
     while True:
         try:
             item: tuple[int, int] | None = own.popleft()
@@ -132,8 +138,8 @@ def _serve(
         index, repeat = item
         writes: list[Callable[[], None]] = []
         try:
-            outcome: Any = runner.run_one(cases[index], repeat, run_id, writes)
-        except BaseException as exc:  # run_one records system and grader errors itself; this is a bug
+            outcome: Any = execute_case(ctx, cases[index], repeat, run_id, writes=writes)
+        except BaseException as exc:  # execute_case records system and grader errors itself; this is a bug
             outcome = RuntimeError(f"{type(exc).__name__}: {exc}")
         if writes:  # the writer sends it once its entry is on disk; this thread goes on to the next case
             writer.put((writes, outcome, cases[index]))
@@ -141,10 +147,8 @@ def _serve(
             return
 
 
-def _write(runner: Runner, items: queue.SimpleQueue[Any], results: _Sender) -> None:
+def _write(items: queue.SimpleQueue[Any], results: _Sender) -> None:
     """Write cache entries, then send their results: a journalled result always has its response cached."""
-    from evalkit.runner._runner import as_error
-
     while (item := items.get()) is not _STOP:
         writes, outcome, case = item
         try:
@@ -156,7 +160,7 @@ def _write(runner: Runner, items: queue.SimpleQueue[Any], results: _Sender) -> N
 
 
 def _worker_main(
-    runner: Runner,
+    ctx: RunContext,
     tasks: Any,
     conn: Connection,
     threads: int,
@@ -169,17 +173,17 @@ def _worker_main(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Ctrl-C reaches the whole process group: the parent decides, and lets the calls in flight finish (halt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    runner.in_worker()
+    ctx.in_worker()
     sender = _Sender(conn)
     # cache entries are written by a thread of their own, so a slow disk never holds back the next call
     writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    writer = threading.Thread(target=_write, args=(runner, writes, sender), daemon=True)
+    writer = threading.Thread(target=_write, args=(writes, sender), daemon=True)
     writer.start()
     inbox = _Inbox(tasks, threads, parent)
     share = deque(own)  # popped by every thread: a deque's popleft needs no lock of ours
     pool = [
         threading.Thread(
-            target=_serve, args=(runner, share, inbox, sender, writes, run_id, parent, halt), daemon=True
+            target=_serve, args=(ctx, share, inbox, sender, writes, run_id, parent, halt), daemon=True
         )
         for _ in range(threads)
     ]
@@ -218,32 +222,32 @@ def split_cases(
 
 
 class CaseWorkers:
-    """Forked copies of a runner that run the (case, repeat) pairs `todo`, `concurrency` at a time between them.
+    """Forked copies of a run's context that run the (case, repeat) pairs `todo`, `concurrency` at a time between them.
 
     Each process's share of the cases goes with the fork, so the first wave starts at once; the last few are
     queued for whichever process is free first (`split_cases`).
     """
 
     def __init__(
-        self, runner: Runner, processes: int, concurrency: int, run_id: str, todo: list[tuple[Any, int]]
+        self, ctx: RunContext, processes: int, concurrency: int, run_id: str, todo: list[tuple[Case, int]]
     ) -> None:
-        index = {id(case): i for i, case in enumerate(runner.suite.cases)}
+        index = {id(case): i for i, case in enumerate(ctx.suite.cases)}
         items: list[tuple[int, int]] = [(index[id(case)], repeat) for case, repeat in todo]
         # fork: the copies start in milliseconds with the suite, system and cache already loaded
-        ctx = multiprocessing.get_context("fork")
-        self._tasks: Any = ctx.Queue()
+        mp = multiprocessing.get_context("fork")
+        self._tasks: Any = mp.Queue()
         # set by halt(): the workers take no new case (a byte of shared memory, read without a lock)
-        self._halt: Any = ctx.Value("b", 0, lock=False)
+        self._halt: Any = mp.Value("b", 0, lock=False)
         self._threads = split_threads(concurrency, processes)
         self._procs: list[Any] = []
         self._readers: dict[Connection, Any] = {}
         shares, self._rest = split_cases(items, self._threads)
         self._count = len(items)
         for i, (threads, own) in enumerate(zip(self._threads, shares, strict=True)):
-            reader, writer = ctx.Pipe(duplex=False)
-            proc = ctx.Process(
+            reader, writer = mp.Pipe(duplex=False)
+            proc = mp.Process(
                 target=_worker_main,
-                args=(runner, self._tasks, writer, threads, own, run_id, os.getpid(), self._halt),
+                args=(ctx, self._tasks, writer, threads, own, run_id, os.getpid(), self._halt),
                 daemon=True,
                 name=f"evalkit-cases-{i}",
             )
@@ -338,3 +342,20 @@ class CaseWorkers:
                 p.terminate()
                 p.join(timeout=timeout)
         self._tasks.close()
+
+
+def record_from_workers(workers: CaseWorkers, recorder: Recorder) -> None:
+    """Record every result the workers send; on Ctrl-C, first those of the calls in flight (they are paid for)."""
+    finished = False
+    try:
+        for result in workers.results():
+            recorder.record(result)
+        finished = True
+    except KeyboardInterrupt:
+        # the calls in flight finish and are journalled; a second Ctrl-C stops at once
+        with contextlib.suppress(KeyboardInterrupt, StopRun):
+            for result in workers.drain(_DRAIN_S):
+                recorder.record(result)
+        raise
+    finally:
+        workers.close(finished)
