@@ -5,10 +5,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalkit.results import CaseResult, Journal
-from evalkit.runner._stops import UNREACHABLE_AFTER, AuthFailure, Unreachable
+from evalkit.runner._stops import (
+    UNREACHABLE_AFTER,
+    AuthFailure,
+    CacheWriteFailure,
+    JournalWriteFailure,
+    Unreachable,
+    cache_write_error,
+)
 
 
 @dataclass
@@ -32,19 +40,28 @@ class Recorder:
     def __init__(
         self,
         journal: Journal,
+        journal_path: Path,
         totals: RunTotals,
         bar: Any = None,
         on_result: Callable[[CaseResult], None] | None = None,
     ) -> None:
         self.journal = journal
+        self._journal_path = journal_path
         self.totals = totals
         self._bar = bar
         self._on_result = on_result
 
     def record(self, result: CaseResult) -> None:
         """Raises a StopRun when the result shows that every case left would fail the same way."""
-        self.journal.append(result)
+        try:
+            self.journal.append(result)
+        except OSError as exc:
+            raise JournalWriteFailure(self._journal_path, exc) from None
         t = self.totals
+        unkept = cache_write_error(result)
+        if unkept is not None:
+            # journalled, with what it cost; every case after it would be paid for and lost the same way
+            raise CacheWriteFailure(unkept.removeprefix("CacheError: "))
         if result.status == "error":
             # every other case would fail the same way: stop now, with the fix, not after N error results
             error = result.error or ""

@@ -21,7 +21,7 @@ from evalkit.runner._batch import prefill
 from evalkit.runner._context import RunContext
 from evalkit.runner._options import RunOptions
 from evalkit.runner._record import Recorder, RunTotals, progress_bar
-from evalkit.runner._start import Start, discard, lock_run_dir, make_run_dir, start_run
+from evalkit.runner._start import Start, discard, lock_run_dir, make_run_dir, mark_manifest, start_run
 from evalkit.runner._stops import AuthFailure, BatchFailure, StopRun
 from evalkit.runner._threads import run_in_threads
 from evalkit.runner._workers import CaseWorkers, WorkerStopped, record_from_workers
@@ -106,7 +106,10 @@ class Runner:
         self._lock = lock_run_dir(start.run.path)
         work = self._work(start, todo, on_result)
         if work.ending == "complete":
-            return self._finish(start, work)
+            try:
+                return self._finish(start, work)
+            except OSError as exc:  # every case is journalled: a resume only finishes the run directory
+                work.ending, work.error = "failed", exc
         self._mark_interrupted(start)
         raise self._why_stopped(start, work, resume)
 
@@ -147,7 +150,7 @@ class Runner:
                 desc=self.suite.name,
                 enabled=self.options.progress,
             )
-            recorder = Recorder(work.journal, self.totals, bar, on_result)
+            recorder = Recorder(work.journal, start.run.journal_path, self.totals, bar, on_result)
             if work.workers is not None:
                 record_from_workers(work.workers, recorder)
             else:
@@ -163,7 +166,9 @@ class Runner:
             if work.workers is not None:
                 work.workers.close(finished=False)  # a no-op once they have been stopped in order
             if work.journal is not None:
-                work.journal.close()
+                # on a full disk the close fails to flush what the failed append left: resume cuts that line
+                with contextlib.suppress(OSError):
+                    work.journal.close()
             if bar is not None:
                 bar.close()
         return work
@@ -208,9 +213,7 @@ class Runner:
         manifest.status = "complete" if start.was_complete else "interrupted"
         if start.before is not None and start.was_complete:
             manifest.ended_at = start.before.ended_at
-        # a full disk may refuse this too: the journal has what finished
-        with contextlib.suppress(OSError):
-            start.run.write_manifest(manifest)
+        mark_manifest(start.run, manifest)
 
     def _why_stopped(self, start: Start, work: _Work, resume: Path | None) -> BaseException:
         """The exception a run that did not complete ends with: what stopped it, and how to carry on."""

@@ -120,3 +120,23 @@ def discard(run: RunDir) -> bool:
     except OSError:  # something else was put there: leave it
         return False
     return True
+
+
+def mark_manifest(run: RunDir, manifest: Manifest) -> bool:
+    """Write the manifest of a run that stopped; whether it was written.
+
+    A full disk refuses the new file an atomic write needs, but not the manifest's own blocks: it is then
+    rewritten in place (a longer status fits the space the file already has)."""
+    try:
+        run.write_manifest(manifest)
+        return True
+    except OSError:
+        pass
+    text = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
+    try:
+        with run.manifest_path.open("r+b") as fh:
+            fh.write(text)
+            fh.truncate()
+    except OSError:
+        return False  # the journal still has what finished, and a resume reads it
+    return True
