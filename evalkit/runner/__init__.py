@@ -1,13 +1,23 @@
 """Suite x system x repeats -> a run directory: one case's execution, batches, worker processes, resume."""
 
+from evalkit.runner._context import RunContext, has_api_key
 from evalkit.runner._estimate import estimate_run
-from evalkit.runner._runner import Runner, RunOptions, new_run_id
+from evalkit.runner._execute import execute_case
+from evalkit.runner._options import RunOptions
+from evalkit.runner._record import RunTotals
+from evalkit.runner._runner import Runner, RunOutcome
+from evalkit.runner._start import new_run_id
 from evalkit.runner._workers import split_cases, split_threads
 
 __all__ = [
+    "RunContext",
     "RunOptions",
+    "RunOutcome",
+    "RunTotals",
     "Runner",
     "estimate_run",
+    "execute_case",
+    "has_api_key",
     "new_run_id",
     "split_cases",
     "split_threads",

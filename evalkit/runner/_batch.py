@@ -12,15 +12,15 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalkit.cache import MESSAGES_ENDPOINT, cache_key
-from evalkit.graders import Grade, grade_case
+from evalkit.graders import Grade, Judge, grade_case
+from evalkit.results import Manifest, RunDir
+from evalkit.runner._context import RunContext
+from evalkit.runner._execute import prefill_output
 from evalkit.suite import Case, JudgeCheck
-
-if TYPE_CHECKING:
-    from evalkit.results import Manifest, RunDir
-    from evalkit.runner._runner import Runner
+from evalkit.systems import ClaudeSystem
 
 
 def _sleep(seconds: float) -> None:
@@ -42,7 +42,7 @@ def _log(message: str, quiet: bool) -> None:
 
 
 def _collect_batch(
-    runner: Runner,
+    ctx: RunContext,
     phase: str,
     pending: dict[str, tuple[dict[str, Any], int, str]],
     manifest: Manifest,
@@ -57,12 +57,12 @@ def _collect_batch(
     from evalkit.client import CallError
 
     result = BatchPhase(phase)
-    quiet = not runner.options.progress
+    quiet = not ctx.options.progress
     saved = manifest.batch_ids.get(phase)
     if saved is not None:
         _log(f"{phase}: resuming batch {saved}", quiet)
         try:
-            answered, _ = _wait_and_cache(runner, saved, pending, poll)
+            answered, _ = _wait_and_cache(ctx, saved, pending, poll)
         except CallError as exc:
             if exc.status != 404:
                 raise
@@ -76,12 +76,12 @@ def _collect_batch(
         pending = {key: item for key, item in pending.items() if key not in answered}
     if not pending:
         return result
-    batch_id = runner.client.submit_batch([(key, request) for key, (request, _, _) in pending.items()])
+    batch_id = ctx.client.submit_batch([(key, request) for key, (request, _, _) in pending.items()])
     manifest.batch_ids[phase] = batch_id
     run.write_manifest(manifest)  # before waiting: an interrupted run must find this batch again
     result.submitted, result.batch_id = len(pending), batch_id
     _log(f"{phase}: submitted batch {batch_id} with {len(pending)} requests", quiet)
-    answered, failures = _wait_and_cache(runner, batch_id, pending, poll)
+    answered, failures = _wait_and_cache(ctx, batch_id, pending, poll)
     result.cached += len(answered)
     result.failed = len(pending) - len(answered)
     if result.failed:
@@ -97,15 +97,15 @@ def _collect_batch(
 
 
 def _wait_and_cache(
-    runner: Runner,
+    ctx: RunContext,
     batch_id: str,
     pending: dict[str, tuple[dict[str, Any], int, str]],
     poll: Callable[[float], None] | None,
 ) -> tuple[set[str], list[Any]]:
     """Wait for a batch to end and cache its answers to `pending`: (the keys answered, the errors of the rest)."""
-    client = runner.client
-    runner.cache.paid_batches.add(batch_id)  # its responses are this run's spending when read back
-    interval = runner.options.batch_poll_s
+    client = ctx.client
+    ctx.cache.paid_batches.add(batch_id)  # its responses are this run's spending when read back
+    interval = ctx.options.batch_poll_s
     while not client.batch_status(batch_id).ended:
         (poll or _sleep)(interval)
         interval = min(interval * 1.5, 60.0)  # back off: batches take minutes to hours
@@ -120,34 +120,30 @@ def _wait_and_cache(
             failures.append(outcome)
             continue
         meta = outcome.cache_meta(case_id=case_id, batch_id=batch_id)
-        runner.cache.put(key, MESSAGES_ENDPOINT, request, repeat, outcome.message, meta=meta)
+        ctx.cache.put(key, MESSAGES_ENDPOINT, request, repeat, outcome.message, meta=meta)
         answered.add(key)
     return answered, failures
 
 
 def _system_pending(
-    runner: Runner, todo: Iterable[tuple[Case, int]]
+    ctx: RunContext, todo: Iterable[tuple[Case, int]]
 ) -> dict[str, tuple[dict[str, Any], int, str]]:
-    from evalkit.systems import ClaudeSystem
-
     pending: dict[str, tuple[dict[str, Any], int, str]] = {}
-    if not isinstance(runner.system, ClaudeSystem):
+    if not isinstance(ctx.system, ClaudeSystem):
         return pending
     for case, repeat in todo:
-        request = runner.system.build_request(case.input)
+        request = ctx.system.build_request(case.input)
         key = cache_key(MESSAGES_ENDPOINT, request, repeat)
-        if runner.cache.get(key) is None:
+        if ctx.cache.get(key) is None:
             pending[key] = (request, repeat, case.id)
     return pending
 
 
 def _judge_pending(
-    runner: Runner, todo: Iterable[tuple[Case, int]]
+    ctx: RunContext, todo: Iterable[tuple[Case, int]]
 ) -> dict[str, tuple[dict[str, Any], int, str]]:
     """Judge requests the run will make: outputs come from the (now filled) cache, cheap checks run first."""
-    from evalkit.graders import Judge
-
-    judge = runner.judge
+    judge = ctx.judge
     pending: dict[str, tuple[dict[str, Any], int, str]] = {}
     if not isinstance(judge, Judge):
         return pending
@@ -155,7 +151,7 @@ def _judge_pending(
         if not any(isinstance(c, JudgeCheck) for c in case.checks):
             continue
         try:
-            found, output = runner.prefill_output(case, repeat)
+            found, output = prefill_output(ctx, case, repeat)
         except (Exception, SystemExit):
             continue  # the ordinary run records the system's error
         if not found:
@@ -164,22 +160,20 @@ def _judge_pending(
         def collect(check: JudgeCheck, value: Any, case: Case, _repeat: int = repeat) -> Grade:
             request = judge.build_request(check, value, case)
             key = cache_key(MESSAGES_ENDPOINT, request, _repeat)
-            if runner.cache.get(key) is None:
+            if ctx.cache.get(key) is None:
                 pending[key] = (request, _repeat, case.id)
             # the verdict is not known until the batch comes back: read as a pass here, so the case's later
             # judge checks are collected too (a collecting judge that failed would block them, as an error does)
             return Grade(passed=True)
 
-        grade_case(
-            case, output, runner.ctx, judge=collect, skip_judge_when=runner.suite.config.skip_judge_when
-        )
+        grade_case(case, output, ctx.grading, judge=collect, skip_judge_when=ctx.suite.config.skip_judge_when)
     return pending
 
 
 def prefill(
-    runner: Runner, todo: list[tuple[Case, int]], manifest: Manifest, run: RunDir
+    ctx: RunContext, todo: list[tuple[Case, int]], manifest: Manifest, run: RunDir
 ) -> list[BatchPhase]:
     """Run the system phase, then the judge phase, through the Batches API; the cache holds the results."""
-    phases = [_collect_batch(runner, "system", _system_pending(runner, todo), manifest, run)]
-    phases.append(_collect_batch(runner, "judge", _judge_pending(runner, todo), manifest, run))
+    phases = [_collect_batch(ctx, "system", _system_pending(ctx, todo), manifest, run)]
+    phases.append(_collect_batch(ctx, "judge", _judge_pending(ctx, todo), manifest, run))
     return phases

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.client import cost_usd
-from evalkit.graders import Grade, GradingContext, grade_case
+from evalkit.graders import Grade, GradingContext, Judge, grade_case
 from evalkit.suite import Case, JudgeCheck, JudgeSettings, Suite
 from evalkit.systems import ClaudeSystem, PythonSystem, System
 
@@ -96,8 +96,6 @@ def estimate_run(
     batch: bool = False,
 ) -> Estimate:
     """Tokens and dollars for a run, per grader kind; nothing is sent but count_tokens requests."""
-    from evalkit.graders import Judge
-
     counter = count_tokens or char_estimate
     exact = count_tokens is not None
     lines: list[Line] = []

@@ -2,32 +2,39 @@
 
 Python runs one thread at a time per process, and each case costs about a millisecond of CPU: the SDK's handling
 of the call, the cache entry, grading. At a few dozen cases in flight against a fast endpoint that CPU, not the
-network, sets the pace. `CaseWorkers` forks a few processes from a runner that is ready to go. Each takes its
+network, sets the pace. `CaseWorkers` forks a few processes from a run context that is ready to go. Each takes its
 share of the cases with the fork, in proportion to its threads (as many in all as the run's concurrency), and
 its threads make the calls and grade; the last cases are held back in a shared queue, which an inbox thread in
-each worker reads once its own share is done, so a worker whose calls ran slow is caught up by the others. A
-writer thread writes the new cache entries and only then sends the results back. The parent only journals them,
-so a crash of either side loses nothing that was journalled, and a journalled result always has its response in
-the cache.
+each worker reads once its own share is done, so a worker whose calls ran slow is caught up by the others.
+
+A thread writes its case's cache entry before it sends the result back and before it takes another case, so a
+crash of either side loses at most the calls in flight: every answered call is cached (or journalled by the
+parent), and a journalled result always has its response in the cache. A worker dies with its parent.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import itertools
 import multiprocessing
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from evalkit.results import CaseResult
-    from evalkit.runner._runner import Runner
+from evalkit.results import CaseResult
+from evalkit.runner._context import RunContext
+from evalkit.runner._execute import execute_case
+from evalkit.runner._record import Recorder
+from evalkit.runner._stops import StopRun, cache_write_error
+from evalkit.suite import Case
 
 _STOP = None
 # cases an inbox reads ahead, so a thread that asks rarely waits; held back from other workers, they can
@@ -36,6 +43,11 @@ _READ_AHEAD = 1
 # the share of the cases (past the first wave) held back in the shared queue, to even out the workers' ends:
 # reading that queue costs each case a lock, a pipe read and a thread hand-off, so the rest go with the fork
 _SHARED = 0.1
+# how long an interrupted run waits for its workers' calls in flight before it stops them
+_DRAIN_S = 5.0
+# how often a worker looks for its parent where the kernel cannot tell it (no PR_SET_PDEATHSIG)
+_PARENT_POLL_S = 0.5
+_PR_SET_PDEATHSIG = 1
 
 
 class WorkerStopped(RuntimeError):
@@ -110,16 +122,15 @@ class _Inbox:
 
 
 def _serve(
-    runner: Runner,
+    ctx: RunContext,
     own: deque[tuple[int, int]],
     inbox: _Inbox,
     results: _Sender,
-    writer: queue.SimpleQueue[Any],
     run_id: str,
     parent: int,
     halt: Any,
 ) -> None:
-    cases = runner.suite.cases
+    cases = ctx.suite.cases
     while True:
         try:
             item: tuple[int, int] | None = own.popleft()
@@ -130,57 +141,64 @@ def _serve(
         if os.getppid() != parent:
             return  # queued work of a killed run is not ours to pay for
         index, repeat = item
-        writes: list[Callable[[], None]] = []
         try:
-            outcome: Any = runner.run_one(cases[index], repeat, run_id, writes)
-        except BaseException as exc:  # run_one records system and grader errors itself; this is a bug
+            # the cache entry is written here, before the result is sent and before the next call: what a
+            # crash can lose is the calls in flight, never a queue of answered ones
+            outcome: Any = execute_case(ctx, cases[index], repeat, run_id)
+        except BaseException as exc:  # execute_case records system and grader errors itself; this is a bug
             outcome = RuntimeError(f"{type(exc).__name__}: {exc}")
-        if writes:  # the writer sends it once its entry is on disk; this thread goes on to the next case
-            writer.put((writes, outcome, cases[index]))
-        elif not results.send(outcome):
+        else:
+            if cache_write_error(outcome) is not None:
+                halt.value = 1  # every case left would be paid for, then lost: no worker takes another
+        if not results.send(outcome):
             return
 
 
-def _write(runner: Runner, items: queue.SimpleQueue[Any], results: _Sender) -> None:
-    """Write cache entries, then send their results: a journalled result always has its response cached."""
-    from evalkit.runner._runner import as_error
+def _die_with(parent: int) -> None:
+    """End this worker when its parent dies, whatever its threads are doing (a send to a full pipe, a call).
 
-    while (item := items.get()) is not _STOP:
-        writes, outcome, case = item
-        try:
-            for write in writes:
-                write()
-        except Exception as exc:  # e.g. the disk filled up: the case is an error, to be run again on resume
-            outcome = as_error(outcome, case, exc)
-        results.send(outcome)
+    Linux tells the worker itself (PR_SET_PDEATHSIG); elsewhere a thread watches the parent's pid."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # it died before the kernel was told
+            os._exit(1)
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="evalkit-parent-watch").start()
 
 
 def _worker_main(
-    runner: Runner,
+    ctx: RunContext,
     tasks: Any,
     conn: Connection,
+    inherited: list[Connection],
     threads: int,
     own: list[tuple[int, int]],
     run_id: str,
     parent: int,
     halt: Any,
 ) -> None:
+    _die_with(parent)
+    # the read ends of the results pipes came with the fork: with them open here, a dead parent's pipe would
+    # not break, and a send to it would wait for good once the pipe was full
+    for reader in inherited:
+        reader.close()
     # the parent stops a worker with SIGTERM: end at once, not through a handler inherited from the parent's CLI
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Ctrl-C reaches the whole process group: the parent decides, and lets the calls in flight finish (halt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    runner.in_worker()
+    ctx.in_worker()
     sender = _Sender(conn)
-    # cache entries are written by a thread of their own, so a slow disk never holds back the next call
-    writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    writer = threading.Thread(target=_write, args=(runner, writes, sender), daemon=True)
-    writer.start()
     inbox = _Inbox(tasks, threads, parent)
     share = deque(own)  # popped by every thread: a deque's popleft needs no lock of ours
     pool = [
-        threading.Thread(
-            target=_serve, args=(runner, share, inbox, sender, writes, run_id, parent, halt), daemon=True
-        )
+        threading.Thread(target=_serve, args=(ctx, share, inbox, sender, run_id, parent, halt), daemon=True)
         for _ in range(threads)
     ]
     for t in pool:
@@ -188,8 +206,6 @@ def _worker_main(
     for t in pool:
         t.join()
     inbox.close()
-    writes.put(_STOP)
-    writer.join()
     conn.close()
 
 
@@ -218,32 +234,42 @@ def split_cases(
 
 
 class CaseWorkers:
-    """Forked copies of a runner that run the (case, repeat) pairs `todo`, `concurrency` at a time between them.
+    """Forked copies of a run's context that run the (case, repeat) pairs `todo`, `concurrency` at a time between them.
 
     Each process's share of the cases goes with the fork, so the first wave starts at once; the last few are
     queued for whichever process is free first (`split_cases`).
     """
 
     def __init__(
-        self, runner: Runner, processes: int, concurrency: int, run_id: str, todo: list[tuple[Any, int]]
+        self, ctx: RunContext, processes: int, concurrency: int, run_id: str, todo: list[tuple[Case, int]]
     ) -> None:
-        index = {id(case): i for i, case in enumerate(runner.suite.cases)}
+        index = {id(case): i for i, case in enumerate(ctx.suite.cases)}
         items: list[tuple[int, int]] = [(index[id(case)], repeat) for case, repeat in todo]
         # fork: the copies start in milliseconds with the suite, system and cache already loaded
-        ctx = multiprocessing.get_context("fork")
-        self._tasks: Any = ctx.Queue()
+        mp = multiprocessing.get_context("fork")
+        self._tasks: Any = mp.Queue()
         # set by halt(): the workers take no new case (a byte of shared memory, read without a lock)
-        self._halt: Any = ctx.Value("b", 0, lock=False)
+        self._halt: Any = mp.Value("b", 0, lock=False)
         self._threads = split_threads(concurrency, processes)
         self._procs: list[Any] = []
         self._readers: dict[Connection, Any] = {}
         shares, self._rest = split_cases(items, self._threads)
         self._count = len(items)
         for i, (threads, own) in enumerate(zip(self._threads, shares, strict=True)):
-            reader, writer = ctx.Pipe(duplex=False)
-            proc = ctx.Process(
+            reader, writer = mp.Pipe(duplex=False)
+            proc = mp.Process(
                 target=_worker_main,
-                args=(runner, self._tasks, writer, threads, own, run_id, os.getpid(), self._halt),
+                args=(
+                    ctx,
+                    self._tasks,
+                    writer,
+                    [*self._readers, reader],
+                    threads,
+                    own,
+                    run_id,
+                    os.getpid(),
+                    self._halt,
+                ),
                 daemon=True,
                 name=f"evalkit-cases-{i}",
             )
@@ -338,3 +364,20 @@ class CaseWorkers:
                 p.terminate()
                 p.join(timeout=timeout)
         self._tasks.close()
+
+
+def record_from_workers(workers: CaseWorkers, recorder: Recorder) -> None:
+    """Record every result the workers send; on Ctrl-C, first those of the calls in flight (they are paid for)."""
+    finished = False
+    try:
+        for result in workers.results():
+            recorder.record(result)
+        finished = True
+    except KeyboardInterrupt:
+        # the calls in flight finish and are journalled; a second Ctrl-C stops at once
+        with contextlib.suppress(KeyboardInterrupt, StopRun):
+            for result in workers.drain(_DRAIN_S):
+                recorder.record(result)
+        raise
+    finally:
+        workers.close(finished)

@@ -257,11 +257,11 @@ def test_finishing_keeps_only_this_runs_results(tmp_path: Path) -> None:
 
 
 def test_a_run_being_run_cannot_be_resumed_at_the_same_time(tmp_path: Path) -> None:
-    from evalkit.runner._runner import _lock_run_dir
+    from evalkit.runner._start import lock_run_dir
 
     suite = load_suite(make_suite(tmp_path, n=4))
     first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
-    held = _lock_run_dir(first.run_dir)  # as another process running it would hold it
+    held = lock_run_dir(first.run_dir)  # as another process running it would hold it
     try:
         with pytest.raises(EvalkitError, match="being run by another evalkit process"):
             Runner(suite, load_system("baseline", suite), options(tmp_path)).run(resume=first.run_dir)

@@ -15,7 +15,7 @@ from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
 from evalkit.systems import load_system
 
-GOLDENS = Path(__file__).resolve().parents[1] / "goldens"
+GOLDENS = Path(__file__).resolve().parents[2] / "goldens"
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_a_run_in_worker_processes_matches_one_without(tmp_path: Path, billing_s
             load_system("claude", suite),
             options(tmp_path, str(processes), concurrency=8, processes=processes, judge="off"),
         )
-        assert runner.processes() == processes
+        assert runner.context.processes() == processes
         outcome = runner.run()
         assert outcome.totals.done == len(suite.cases)
         frames.append(
@@ -202,7 +202,7 @@ def test_a_callers_own_client_keeps_the_run_in_one_process(tmp_path: Path, anthr
         options(tmp_path, "own", concurrency=64, processes=4),
         client=client,
     )
-    assert runner.processes() == 1
+    assert runner.context.processes() == 1
 
 
 def _children(pid: int) -> list[int]:

@@ -699,7 +699,7 @@ def test_an_auth_failure_stops_the_run_with_the_fix(tmp_path: Path, make_anthrop
     from evalkit.errors import EvalkitError
 
     server = make_anthropic_server(api_key="the-right-key")
-    suite = load_suite(Path(__file__).resolve().parents[1] / "goldens" / "support-triage")
+    suite = load_suite(Path(__file__).resolve().parents[2] / "goldens" / "support-triage")
     client = Client(base_url=server.base_url, api_key="a-wrong-key", max_retries=0)
     opts = RunOptions(progress=False, cache_dir=tmp_path / "cache", out_root=tmp_path / "runs", judge="off")
     with pytest.raises(EvalkitError, match="ANTHROPIC_API_KEY") as info:

@@ -1,0 +1,26 @@
+"""The options of a run, as the command line and the notebook API give them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+JudgeMode = Literal["auto", "on", "off"]
+
+
+@dataclass
+class RunOptions:
+    repeats: int = 1
+    concurrency: int = 8
+    cache_mode: str = "readwrite"
+    cache_dir: Path | None = None
+    out_root: Path = Path("runs")
+    run_dir: Path | None = None
+    judge: JudgeMode = "auto"
+    progress: bool = True
+    batch: bool = False
+    batch_poll_s: float = 5.0
+    processes: int | None = None  # worker processes for model calls; None = decide from concurrency and cores
+    max_retries: int = 4
+    timeout: float = 120.0

@@ -1,0 +1,73 @@
+"""Cases run in a thread pool of this process, `concurrency` at a time.
+
+A thread pool rather than an event loop, so the same code runs from a terminal, from CI and from a notebook whose
+kernel already owns an event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from evalkit.results import CaseResult
+from evalkit.runner._context import RunContext
+from evalkit.runner._execute import execute_case
+from evalkit.runner._record import Recorder
+from evalkit.runner._stops import StopRun, cache_write_error
+from evalkit.suite import Case
+
+
+class _Halting:
+    """Runs cases until one's response cannot be cached: after that, a queued case is skipped, not paid for."""
+
+    def __init__(self, ctx: RunContext, run_id: str) -> None:
+        self._ctx = ctx
+        self._run_id = run_id
+        self._halted = threading.Event()
+
+    def __call__(self, case: Case, repeat: int) -> CaseResult | None:
+        if self._halted.is_set():
+            return None
+        result = execute_case(self._ctx, case, repeat, self._run_id)
+        if cache_write_error(result) is not None:
+            # set here, not when the result is recorded: meanwhile each free thread would start another call
+            self._halted.set()
+        return result
+
+
+def run_in_threads(ctx: RunContext, todo: list[tuple[Case, int]], run_id: str, recorder: Recorder) -> None:
+    """Run and record every (case, repeat) of `todo`; on an interrupt, the calls in flight are recorded first."""
+    workers = max(1, ctx.options.concurrency)
+    execute = _Halting(ctx, run_id)
+    pending: set[Future[CaseResult | None]] = set()
+    # submit lazily (at most 2 x workers queued) so a 10,000-case run never holds 10,000 futures
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalkit") as pool:
+        try:
+            for case, repeat in todo:
+                pending.add(pool.submit(execute, case, repeat))
+                if len(pending) >= 2 * workers:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    _record(finished, recorder)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                _record(finished, recorder)
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            # the calls that were in flight have finished (and been paid for): journal them, so a resume
+            # neither counts them as cache hits nor loses what they cost
+            for f in pending:
+                if f.done() and not f.cancelled() and f.exception() is None:
+                    with contextlib.suppress(StopRun):
+                        _record([f], recorder)
+            raise
+
+
+def _record(finished: Iterable[Future[CaseResult | None]], recorder: Recorder) -> None:
+    for fut in finished:
+        result = fut.result()
+        if result is not None:  # None: skipped, once a response could not be cached
+            recorder.record(result)
