@@ -72,7 +72,7 @@ def slice_delta_chart(
 ) -> alt.LayerChart:
     """Per-slice paired difference (this run minus the baseline) with its interval and a line at zero.
 
-    Takes columns slice, diff, ci_low, ci_high, n (as :func:`evalkit.report._report.slice_deltas` returns).
+    Takes columns slice, diff, ci_low, ci_high, n (as :func:`evalkit.baseline.slice_deltas` returns).
     A slice is coloured worse or better only when its whole interval is on that side of zero.
     """
     _need(deltas, ["slice", "diff", "ci_low", "ci_high", "n"], "slice_delta_chart")

@@ -30,7 +30,7 @@ from evalkit.stats import case_verdicts, compare_runs, cost_latency, pass_rate
 from evalkit.suite import load_suite
 from evalkit.systems import load_system
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N = 60
 SLICES = ("easy", "hard", "tricky")
 XSS = "<script>alert(1)</script>"

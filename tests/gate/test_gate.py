@@ -19,7 +19,7 @@ from evalkit.report import compare
 from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.stats import PairedComparison, case_verdicts, compare_runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N = 400
 SLICES = ("alpha", "beta", "gamma", "delta")
 BASE_PASSES = 320  # 80%: cases c000..c319 pass in the baseline
