@@ -5,6 +5,7 @@ from evalkit.baseline._compare import (
     compare,
     model_drift,
     moved_slices,
+    same_suite,
     slice_deltas,
     version_warning,
 )
@@ -20,6 +21,7 @@ from evalkit.baseline._file import (
     load_baseline,
     run_score,
 )
+from evalkit.baseline._hashes import case_hashes, suite_case_hashes
 from evalkit.baseline._info import VERDICT_COLUMNS, RunInfo, majority_verdicts, max_repeats, run_info
 from evalkit.baseline._reference import Reference, baseline_info, load_reference
 
@@ -35,6 +37,7 @@ __all__ = [
     "accept",
     "baseline_info",
     "build_baseline",
+    "case_hashes",
     "compare",
     "default_baseline_path",
     "dump_baseline",
@@ -46,6 +49,8 @@ __all__ = [
     "moved_slices",
     "run_info",
     "run_score",
+    "same_suite",
     "slice_deltas",
+    "suite_case_hashes",
     "version_warning",
 ]

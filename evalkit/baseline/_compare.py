@@ -113,14 +113,19 @@ def moved_slices(slices: pl.DataFrame) -> pl.DataFrame:
     ).sort("diff", "slice")
 
 
+def same_suite(info: RunInfo, reference: Reference) -> None:
+    """Raise unless the run and its reference are of one suite: verdicts of another suite compare nothing."""
+    if reference.info.suite != info.suite:
+        raise EvalkitError(
+            f"{reference.path} is a baseline of suite {reference.info.suite!r}, but the run is of suite "
+            f"{info.suite!r}; compare runs of one suite"
+        )
+
+
 def compare(info: RunInfo, verdicts: pl.DataFrame, reference: Reference) -> Comparison:
     """Compare a run's case verdicts with a reference of the same suite."""
     a = reference.info
-    if a.suite != info.suite:
-        raise EvalkitError(
-            f"{reference.path} is a baseline of suite {a.suite!r}, but the run is of suite {info.suite!r}; "
-            "compare runs of one suite"
-        )
+    same_suite(info, reference)
     run_b = info.run_id
     run_a = a.run_id if a.run_id != run_b else f"{a.run_id} (baseline)"
     ref = reference.verdicts.select(VERDICT_COLUMNS).with_columns(pl.lit(run_a).alias("run_id"))

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalkit._fs import atomic_write_text
 from evalkit._version import __version__
+from evalkit.baseline._hashes import suite_case_hashes
 from evalkit.baseline._info import majority_verdicts, max_repeats, run_info
 from evalkit.errors import EvalkitError
 from evalkit.results import CaseStatus, Manifest, load_run, now_iso
@@ -62,6 +63,9 @@ class Baseline(BaseModel):
     evalkit_version: str = __version__
     git_commit: str | None = None
     cases: dict[str, CaseStatus]
+    case_hashes: dict[str, str] | None = None
+    """Per-case content hashes, so a gate across suite versions can compare the cases that did not change.
+    Absent from baselines written before they were recorded (and when the suite had changed since the run)."""
 
 
 def _clean(x: Any) -> float | None:
@@ -122,6 +126,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
         judge=judge,
         git_commit=manifest.git_commit,
         cases=dict(zip(majority["case_id"].to_list(), majority["status"].to_list(), strict=True)),
+        case_hashes=suite_case_hashes(manifest.suite_path, manifest.suite_version),
     )
 
 
@@ -142,6 +147,10 @@ def dump_baseline(baseline: Baseline) -> str:
     """Stable, reviewable JSON: sorted case ids, one per line, so a pull request diff shows each change."""
     data = baseline.model_dump(mode="json")
     data["cases"] = dict(sorted(data["cases"].items()))
+    if data.get("case_hashes") is None:
+        data.pop("case_hashes", None)  # an older baseline's file stays byte for byte what it was
+    else:
+        data["case_hashes"] = dict(sorted(data["case_hashes"].items()))
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -9,6 +9,7 @@ from typing import Literal
 import polars as pl
 
 from evalkit.baseline._file import BASELINE_NAME, Baseline, load_baseline
+from evalkit.baseline._hashes import suite_case_hashes
 from evalkit.baseline._info import VERDICT_COLUMNS, RunInfo, run_info
 from evalkit.errors import EvalkitError
 from evalkit.results import Manifest, load_run
@@ -25,6 +26,8 @@ class Reference:
     verdicts: pl.DataFrame
     rows: pl.DataFrame | None = None
     manifest: Manifest | None = None
+    case_hashes: dict[str, str] | None = None
+    """Per-case content hashes of the reference's suite version, when known."""
 
 
 def _baseline_verdicts(baseline: Baseline, label: str) -> pl.DataFrame:
@@ -71,9 +74,11 @@ def load_reference(path: str | Path) -> Reference:
         if rows.is_empty():
             raise EvalkitError(f"{path}: the baseline run has no results")
         verdicts = case_verdicts(rows).select(VERDICT_COLUMNS)
-        return Reference(path, "run", run_info(manifest, rows), verdicts, rows, manifest)
+        hashes = suite_case_hashes(manifest.suite_path, manifest.suite_version)
+        return Reference(path, "run", run_info(manifest, rows), verdicts, rows, manifest, hashes)
     if not path.exists():
         raise EvalkitError(f"{path}: no such run directory or baseline file")
     baseline = load_baseline(path)
     info = baseline_info(baseline)
-    return Reference(path, "baseline", info, _baseline_verdicts(baseline, baseline.run_id))
+    verdicts = _baseline_verdicts(baseline, baseline.run_id)
+    return Reference(path, "baseline", info, verdicts, case_hashes=baseline.case_hashes)

@@ -25,6 +25,10 @@ class GateDecision:
     p: float
     alpha: float
     reason: str
+    unverified: int = 0
+    """Baseline cases the run could not verify (errored, unscored, missing)."""
+    allow_unscored: int = 0
+    allow_version_change: bool = False
 
 
 def decide(

@@ -7,15 +7,25 @@ McNemar's exact test, so a noisy suite does not fail a pull request on a coin fl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
-from evalkit.baseline import Comparison, compare, load_reference, majority_verdicts, run_info
+from evalkit.baseline import (
+    Comparison,
+    compare,
+    load_reference,
+    majority_verdicts,
+    run_info,
+    same_suite,
+    suite_case_hashes,
+)
 from evalkit.errors import EvalkitError
 from evalkit.gate._decision import ALPHA, DEFAULT_MAX_DROP, GateDecision, decide
 from evalkit.gate._junit import write_junit
+from evalkit.gate._verify import Verification, verify
 from evalkit.report import comparison_lines
 from evalkit.results import load_run
 from evalkit.stats import case_verdicts
@@ -23,11 +33,12 @@ from evalkit.stats import case_verdicts
 
 @dataclass(frozen=True, eq=False)
 class GateOutcome:
-    """The decision, the comparison behind it, and the text the command prints."""
+    """The decision, the comparison behind it, what could not be verified, and the text the command prints."""
 
     decision: GateDecision
     comparison: Comparison
     text: str
+    verification: Verification | None = None
 
     @property
     def exit_code(self) -> int:
@@ -41,10 +52,33 @@ def run_gate(
     require_significant: bool = False,
     junit: str | Path | None = None,
     alpha: float = ALPHA,
+    *,
+    allow_unscored: int = 0,
+    allow_version_change: bool = False,
 ) -> GateOutcome:
-    """Gate a finished run against a baseline (run directory or baseline.json); write JUnit XML if asked."""
+    """Gate a finished run against a baseline (run directory or baseline.json); write JUnit XML if asked.
+
+    The gate fails closed: besides a drop beyond ``max_drop``, it fails when the run cannot show the pass
+    rate held, that is when baseline-scored cases errored or went unscored (judge checks not judged), baseline
+    cases are missing from the run, or the suite version changed.
+
+    Parameters
+    ----------
+    run, baseline: the run directory, and a run directory or baseline.json (or a suite folder holding one).
+    max_drop, require_significant, alpha: the rule on the paired pass rate (see ``decide``).
+    junit: where to write JUnit XML, if anywhere.
+    allow_unscored: tolerate up to this many baseline cases the run cannot verify.
+    allow_version_change: across suite versions, compare only the cases whose content did not change
+        (needs per-case hashes in the baseline).
+
+    Returns
+    -------
+    The GateOutcome; its ``exit_code`` is 1 when the gate failed.
+    """
     if not 0.0 <= max_drop < 1.0:
         raise EvalkitError(f"--max-drop must be a fraction in [0, 1), got {max_drop}")
+    if allow_unscored < 0:
+        raise EvalkitError(f"--allow-unscored must be a count of cases, 0 or more, got {allow_unscored}")
     manifest, rows = load_run(run)
     if rows.is_empty():
         raise EvalkitError(f"{run}: the run has no results")
@@ -55,9 +89,49 @@ def run_gate(
         )
     reference = load_reference(baseline)
     info = run_info(manifest, rows)
+    same_suite(info, reference)
     verdicts = case_verdicts(rows)
-    comparison = compare(info, verdicts, reference)
-    decision = decide(comparison.paired, max_drop, require_significant, alpha)
+    version_changed = reference.info.suite_version != info.suite_version
+    run_hashes = (
+        suite_case_hashes(manifest.suite_path, manifest.suite_version)
+        if version_changed and allow_version_change
+        else None
+    )
+    check = verify(
+        rows,
+        verdicts,
+        reference,
+        version_changed=version_changed,
+        run_hashes=run_hashes,
+        allow_unscored=allow_unscored,
+        allow_version_change=allow_version_change,
+    )
+    compared = verdicts
+    if check.changed:
+        # cases whose content changed are other cases now: neither side's verdict on them says anything
+        gone = pl.col("case_id").is_in(check.changed)
+        compared = verdicts.filter(~gone)
+        reference = replace(reference, verdicts=reference.verdicts.filter(~gone))
+    comparison = compare(info, compared, reference)
+    if comparison.paired.n == 0 and check.failed:
+        nan = float("nan")
+        decision = GateDecision(True, nan, max_drop, require_significant, nan, alpha, "no shared scored case")
+    else:
+        decision = decide(comparison.paired, max_drop, require_significant, alpha)
+    decision = replace(
+        decision,
+        unverified=len(check.unverified),
+        allow_unscored=allow_unscored,
+        allow_version_change=allow_version_change,
+    )
+    if check.failed:
+        on_shared = re.sub(r"^(PASS|FAIL): ", "", decision.reason)
+        decision = replace(
+            decision,
+            failed=True,
+            reason=f"FAIL: the run cannot show that the pass rate held (UNVERIFIED above); on the "
+            f"{comparison.paired.n} cases both sides scored, {on_shared}",
+        )
 
     lines = list(comparison.drift)
     if comparison.version_warning:
@@ -73,11 +147,12 @@ def run_gate(
         lines.append("")
     lines.append(f"gate: {manifest.suite} run {manifest.run_id}")
     lines.extend(comparison_lines(comparison))
+    lines.extend(check.lines(str(run)))
     lines.append(decision.reason)
     if junit is not None:
-        write_junit(junit, manifest, rows, decision, comparison)
+        write_junit(junit, manifest, rows, decision, comparison, verification=check)
         lines.append(f"JUnit XML written to {junit}")
-    return GateOutcome(decision, comparison, "\n".join(lines))
+    return GateOutcome(decision, comparison, "\n".join(lines), check)
 
 
 def _cases(n: int) -> str:

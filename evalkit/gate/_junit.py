@@ -11,6 +11,7 @@ import polars as pl
 from evalkit._fs import atomic_write_text
 from evalkit.baseline import Comparison, majority_verdicts, max_repeats
 from evalkit.gate._decision import GateDecision
+from evalkit.gate._verify import Verification, describe
 from evalkit.results import Manifest
 from evalkit.stats import case_verdicts
 
@@ -58,27 +59,29 @@ def junit_xml(
     rows: pl.DataFrame,
     decision: GateDecision | None = None,
     comparison: Comparison | None = None,
+    *,
+    verification: Verification | None = None,
 ) -> str:
     """JUnit XML with one test per case: failure for a failing majority verdict (message: the failing
     checks' details), error for an errored case, skipped for an unscored one. The gate's numbers are
-    testsuite properties."""
+    testsuite properties.
+
+    With a ``verification`` that fails the gate, every baseline case the run could not verify is a failing
+    testcase (type "unverified"), a baseline case missing from the run included, and a suite version change
+    not allowed is a failing testcase of its own, so CI names each thing that blocked the gate."""
     verdicts = case_verdicts(rows)
     majority = majority_verdicts(verdicts)
     repeats = max_repeats(verdicts)
     times = verdicts.group_by("case_id").agg(pl.col("latency_s").sum().alias("t"))
     majority = majority.join(times, on="case_id", how="left").sort("case_id")
     messages = _check_messages(rows, repeats)
-    counts = majority.get_column("status").value_counts()
-    count = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
+    unverified = verification.unverified if verification is not None else {}
+    blocking = verification is not None and not verification.tolerated
     total_time = float(majority.get_column("t").fill_null(0.0).sum())
     suite = ET.Element(
         "testsuite",
         {
             "name": manifest.suite,
-            "tests": str(majority.height),
-            "failures": str(count.get("fail", 0)),
-            "errors": str(count.get("error", 0)),
-            "skipped": str(count.get("not_scored", 0)),
             "time": f"{total_time:.3f}",
             "timestamp": manifest.started_at,
         },
@@ -106,6 +109,9 @@ def junit_xml(
             "gate_drop": f"{decision.drop:.6f}",
             "gate_max_drop": f"{decision.max_drop:g}",
             "gate_require_significant": str(decision.require_significant).lower(),
+            "gate_unverified": str(decision.unverified),
+            "gate_allow_unscored": str(decision.allow_unscored),
+            "gate_allow_version_change": str(decision.allow_version_change).lower(),
         }
     properties = ET.SubElement(suite, "properties")
     for name, value in props.items():
@@ -121,9 +127,17 @@ def junit_xml(
             },
         )
         status = r["status"]
+        why = unverified.get(r["case_id"])
+        if why is not None and blocking:
+            lines = [f"could not be verified: {describe(why)}", *messages.get(r["case_id"], [])]
+            el = ET.SubElement(case, "failure", {"message": _xml_text(lines[0]), "type": "unverified"})
+            el.text = _xml_text("\n".join(lines))
+            continue
         if status == "pass":
             continue
         lines = messages.get(r["case_id"], [])
+        if why is not None:
+            lines = [f"could not be verified ({describe(why)}); tolerated by allow_unscored", *lines]
         if repeats > 1:
             lines = [f"passed {r['passes']} of {r['scored']} scored repeats", *lines]
         body = _xml_text("\n".join(lines))
@@ -136,6 +150,30 @@ def junit_xml(
             el.text = body
         else:
             ET.SubElement(case, "skipped", {"message": "not scored (no check could give a verdict)"})
+    in_run = set(majority.get_column("case_id").to_list())
+    for cid in sorted(c for c, w in unverified.items() if w == "missing" and c not in in_run):
+        case = ET.SubElement(
+            suite, "testcase", {"classname": _xml_text(f"{manifest.suite}.missing"), "name": _xml_text(cid)}
+        )
+        message = f"could not be verified: {describe('missing')}"
+        if blocking:
+            ET.SubElement(case, "failure", {"message": message, "type": "unverified"})
+        else:
+            ET.SubElement(case, "skipped", {"message": f"{message}; tolerated by allow_unscored"})
+    if verification is not None and verification.version_blocks:
+        case = ET.SubElement(
+            suite, "testcase", {"classname": _xml_text(f"{manifest.suite}.gate"), "name": "suite version"}
+        )
+        text = "\n".join(verification.lines(manifest.run_id))
+        ET.SubElement(
+            case,
+            "failure",
+            {"message": "the suite version differs from the baseline's", "type": "unverified"},
+        ).text = _xml_text(text)
+    cases = suite.findall("testcase")
+    suite.set("tests", str(len(cases)))
+    for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        suite.set(attr, str(sum(1 for c in cases if c.find(tag) is not None)))
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -146,5 +184,8 @@ def write_junit(
     rows: pl.DataFrame,
     decision: GateDecision | None = None,
     comparison: Comparison | None = None,
+    *,
+    verification: Verification | None = None,
 ) -> None:
-    atomic_write_text(Path(path), junit_xml(manifest, rows, decision, comparison))
+    """Write ``junit_xml`` to ``path`` atomically."""
+    atomic_write_text(Path(path), junit_xml(manifest, rows, decision, comparison, verification=verification))
