@@ -6,7 +6,7 @@ difference our change made.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -28,6 +28,8 @@ class Comparison:
     drift: list[str]
     version_warning: str | None
     verdicts: pl.DataFrame
+    changes: list[str] = field(default_factory=list)
+    """What differs between the two runs' setups: suite version, system, prompt, model, code, judge."""
 
     @property
     def drop(self) -> float:
@@ -51,6 +53,41 @@ def model_drift(a: RunInfo, b: RunInfo) -> list[str]:
                 f"{', '.join(va)} in {a.run_id} and to {', '.join(vb)} in {b.run_id}. "
                 f"Part or all of any difference below may be the model's, not a change of yours."
             )
+    return out
+
+
+def run_changes(a: RunInfo, b: RunInfo) -> list[str]:
+    """What changed from run A's setup to run B's, one line each; a side that did not record a field is
+    not taken to have changed it."""
+    out = []
+
+    def differ(what: str, x: object, y: object) -> None:
+        if x is not None and y is not None and x != y:
+            out.append(f"{what}: {x} -> {y}")
+
+    differ("suite version", a.suite_version, b.suite_version)
+    differ("system", a.system_name, b.system_name)
+    differ("system prompt (hash)", a.prompt_hash, b.prompt_hash)
+    differ("system model", a.system_model, b.system_model)
+    if (
+        a.system_model_versions
+        and b.system_model_versions
+        and set(a.system_model_versions) != set(b.system_model_versions)
+    ):
+        out.append(
+            f"resolved system model: {', '.join(a.system_model_versions)} -> {', '.join(b.system_model_versions)}"
+        )
+    differ("system code (hash)", a.code_hash, b.code_hash)
+    differ("judge model", a.judge_model, b.judge_model)
+    differ("judge prompt (hash)", a.judge_prompt_hash, b.judge_prompt_hash)
+    if (
+        a.judge_model_versions
+        and b.judge_model_versions
+        and set(a.judge_model_versions) != set(b.judge_model_versions)
+    ):
+        out.append(
+            f"resolved judge model: {', '.join(a.judge_model_versions)} -> {', '.join(b.judge_model_versions)}"
+        )
     return out
 
 
@@ -141,4 +178,5 @@ def compare(info: RunInfo, verdicts: pl.DataFrame, reference: Reference) -> Comp
         drift=model_drift(a, info),
         version_warning=version_warning(a, info, shared),
         verdicts=both,
+        changes=run_changes(a, info),
     )

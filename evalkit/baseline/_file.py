@@ -107,6 +107,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
         "model": info.system_model,
         "model_versions": list(info.system_model_versions),
         "prompt_hash": info.prompt_hash,
+        "code_hash": info.code_hash,
     }
     judge = None
     if manifest.judge or info.judge_model_versions:

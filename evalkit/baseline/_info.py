@@ -27,6 +27,8 @@ class RunInfo:
     judge_model: str | None
     judge_model_versions: tuple[str, ...]
     status: str = "complete"
+    code_hash: str | None = None
+    judge_prompt_hash: str | None = None
 
 
 def _versions(rows: pl.DataFrame, column: str) -> tuple[str, ...]:
@@ -50,6 +52,8 @@ def run_info(manifest: Manifest, rows: pl.DataFrame) -> RunInfo:
         judge_model=judge.get("model"),
         judge_model_versions=_versions(rows, "judge_model_version"),
         status=manifest.status,
+        code_hash=manifest.system.get("code_hash"),
+        judge_prompt_hash=judge.get("prompt_hash"),
     )
 
 

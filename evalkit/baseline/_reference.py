@@ -59,6 +59,8 @@ def baseline_info(baseline: Baseline) -> RunInfo:
         prompt_hash=baseline.system.get("prompt_hash"),
         judge_model=judge.get("model"),
         judge_model_versions=tuple(judge.get("model_versions") or ()),
+        code_hash=baseline.system.get("code_hash"),
+        judge_prompt_hash=judge.get("prompt_hash"),
     )
 
 

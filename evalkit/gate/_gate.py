@@ -114,10 +114,12 @@ def run_gate(
         reference = replace(reference, verdicts=reference.verdicts.filter(~gone))
     comparison = compare(info, compared, reference)
     if comparison.paired.n == 0 and check.failed:
-        nan = float("nan")
-        decision = GateDecision(True, nan, max_drop, require_significant, nan, alpha, "no shared scored case")
-    else:
-        decision = decide(comparison.paired, max_drop, require_significant, alpha)
+        # nothing to gate on is still an exit 2, as before; the message now says what could not be verified
+        detail = "\n".join(check.lines(str(run)))
+        raise EvalkitError(
+            f"the run and the baseline share no scored case; there is nothing to gate on\n{detail}"
+        )
+    decision = decide(comparison.paired, max_drop, require_significant, alpha)
     decision = replace(
         decision,
         unverified=len(check.unverified),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from evalkit.baseline import Comparison, Reference, RunInfo, compare, max_repeats, run_info
 from evalkit.errors import EvalkitError
+from evalkit.report._failures import Failure, failures, flaky_cases, judge_criteria
 from evalkit.report._format import is_nan
 from evalkit.results import Manifest
 from evalkit.stats import (
@@ -41,10 +43,32 @@ class Report:
     costs: CostLatency
     comparison: Comparison | None = None
     warnings: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    """Every failing or errored case, with its checks (and the judge's criteria when the run dir was given)."""
+    flaky: list[str] = field(default_factory=list)
+    """Case ids whose verdict differs across repeats."""
+    criteria: dict[tuple[str, int, int], list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def build_report(manifest: Manifest, rows: pl.DataFrame, reference: Reference | None = None) -> Report:
-    """Compute the report of one run, against a reference run or baseline.json when given."""
+def build_report(
+    manifest: Manifest,
+    rows: pl.DataFrame,
+    reference: Reference | None = None,
+    *,
+    run_dir: str | Path | None = None,
+) -> Report:
+    """Compute the report of one run, against a reference run or baseline.json when given.
+
+    Parameters
+    ----------
+    manifest, rows: the run.
+    reference: what to compare it with, if anything.
+    run_dir: the run's folder, to read the judge's per-criterion verdicts from its results.jsonl.
+
+    Returns
+    -------
+    The Report.
+    """
     if rows.is_empty():
         raise EvalkitError(f"run {manifest.run_id} has no results to report")
     info = run_info(manifest, rows)
@@ -75,6 +99,7 @@ def build_report(manifest: Manifest, rows: pl.DataFrame, reference: Reference | 
                 [ref_costs.by_tier.with_columns(pl.lit(comparison.run_a).alias("run_id")), costs.by_tier]
             ),
         )
+    criteria = judge_criteria(run_dir) if run_dir is not None else {}
     warnings = []
     if manifest.status != "complete":
         warnings.append(f"run {manifest.run_id} is {manifest.status}: cases may be missing")
@@ -92,4 +117,7 @@ def build_report(manifest: Manifest, rows: pl.DataFrame, reference: Reference | 
         costs=costs,
         comparison=comparison,
         warnings=warnings,
+        failures=failures(rows, criteria),
+        flaky=flaky_cases(verdicts) if repeats > 1 else [],
+        criteria=criteria,
     )

@@ -13,7 +13,8 @@ from typing import cast
 import altair as alt
 import polars as pl
 
-WIDTH = 380
+# the page is about 1070 px wide inside its margins; the y labels and legend need about 200 of them
+WIDTH = 760
 ROW_STEP = 20
 WORSE, BETTER, NOISE = "#c0392b", "#1e8449", "#7f8c8d"
 

@@ -7,18 +7,21 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
 from evalkit._version import __version__
 from evalkit.baseline import Comparison, max_repeats
 from evalkit.report._build import Report
+from evalkit.report._failures import Failure
+from evalkit.report._filter_js import FILTER_JS
 from evalkit.report._format import ci_pts, is_nan, money, pct, pts, pval, secs
 from evalkit.report._text import left_out, mde_sentence, ordered_flips
 
 MAX_FLIPPED_HTML = 200
 MAX_OUTPUT_CHARS = 3000
+MAX_FAILURES_HTML = 2000
 
 
 def case_inputs(suite_path: str | Path, ids: Iterable[str]) -> dict[str, Any]:
@@ -120,7 +123,12 @@ table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ddd;paddin
 vertical-align:top;text-align:left}th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{white-space:pre-wrap;word-break:break-word;margin:0;max-height:24rem;overflow:auto;font-size:12px}
 .p2f{color:#c0392b;font-weight:600}.f2p{color:#1e8449;font-weight:600}
-.chart{margin:.5rem 0}footer{margin-top:3rem;color:#777;font-size:12px}
+.chart{margin:.5rem 0;max-width:100%;overflow-x:auto}.chart svg{max-width:100%;height:auto}
+.gatefail{background:#fdecea;border:2px solid #c0392b;padding:.5rem 1rem;margin:1rem 0}
+.gatepass{background:#eafaf1;border:2px solid #1e8449;padding:.5rem 1rem;margin:1rem 0}
+#failures td{font-size:13px}#failures th.sort{cursor:pointer}.filters label{margin-right:1rem}
+.crit{margin:.2rem 0 .2rem 1rem}.met{color:#1e8449}.unmet{color:#c0392b}
+footer{margin-top:3rem;color:#777;font-size:12px}
 """
 
 
@@ -136,13 +144,43 @@ def _table(header: list[str], rows: list[list[str]], num: set[int] | None = None
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+class GateSummary(Protocol):
+    """What the page shows of a gate's verdict (a ``GateOutcome`` is one)."""
+
+    @property
+    def exit_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def _gate_section(gate: GateSummary) -> str:
+    verdict = "FAILED" if gate.exit_code else "PASSED"
+    css = "gatefail" if gate.exit_code else "gatepass"
+    return f'<div class="{css}"><b>gate {verdict}</b><pre>{_e(gate.text)}</pre></div>'
+
+
 def _headline(report: Report) -> str:
     o = report.overall
     cases = report.verdicts.get_column("case_id").n_unique()
     kind = "clustered by case" if report.repeats > 1 else "Wilson"
+    if o["not_scored"]:
+        # the unscored cases passed every check that ran: a rate over the scored ones alone is biased low
+        total = o["n"] + o["not_scored"]
+        low, high = o["passes"] / total, (o["passes"] + o["not_scored"]) / total
+        rate = (
+            f'<p class="big">pass rate <b>not known yet</b>: between {pct(low)} and {pct(high)} — '
+            f"{o['not_scored']} of {total} verdicts passed every check that ran but await the judge</p>"
+            f"<p>scored verdicts alone: {pct(o['rate'])} (95% CI {pct(o['ci_low'])}–{pct(o['ci_high'])}, "
+            f"{_e(kind)})</p>"
+        )
+    else:
+        rate = (
+            f'<p class="big">pass rate <b>{pct(o["rate"])}</b> (95% CI {pct(o["ci_low"])}–{pct(o["ci_high"])}, '
+            f"{_e(kind)})</p>"
+        )
     parts = [
-        f'<p class="big">pass rate <b>{pct(o["rate"])}</b> (95% CI {pct(o["ci_low"])}–{pct(o["ci_high"])}, '
-        f"{_e(kind)})</p>",
+        rate,
         f"<p>{o['passes']} of {o['n']} scored verdicts; {cases} cases × {report.repeats} "
         f"repeat{'s' if report.repeats > 1 else ''}; {o['errors']} errors; {o['not_scored']} not scored "
         "(errors and unscored verdicts are counted beside the rate, never in it)</p>",
@@ -171,6 +209,13 @@ def _headline(report: Report) -> str:
         notes = left_out(p)
         if notes:
             parts.append(f"<p>Left out of the comparison: {_e('; '.join(notes))}.</p>")
+        if c.changes:
+            items = "".join(f"<li>{_e(x)}</li>" for x in c.changes)
+            parts.append(f'<p>Changed since the baseline:</p><ul class="changes">{items}</ul>')
+        else:
+            parts.append(
+                "<p>Nothing recorded changed since the baseline (suite, system, prompt, model, code, judge).</p>"
+            )
     return "\n".join(parts)
 
 
@@ -301,9 +346,13 @@ def _noise_section(report: Report) -> str:
             f"{n['flaky_cases']} of {n['n_cases_repeated']}",
         ],
     ]
+    flaky = ""
+    if report.flaky:
+        names = ", ".join(f"<code>{_e(x)}</code>" for x in report.flaky)
+        flaky = f"<p>Flaky cases (the verdict differs across repeats): {names}</p>"
     return (
         "<h2>Noise floor</h2><p>How much this unchanged system moves between repeats: a change smaller "
-        f"than this is not a change.</p>{_table(['', 'value'], rows, {1})}"
+        f"than this is not a change.</p>{_table(['', 'value'], rows, {1})}{flaky}"
     )
 
 
@@ -362,12 +411,32 @@ def _cost_section(report: Report) -> str:
         "p95 latency",
     ]
     table = _table(header, rows, {1, 2, 3, 4, 5, 6, 7})
+    if by_run.height < 2:
+        return f"<h2>Cost and latency</h2>{table}"  # one bar per panel says nothing the table does not
     chart = _inline_svg(cost_latency_chart(by_run))
     return f'<h2>Cost and latency</h2>{table}<div class="chart">{chart}</div>'
 
 
-def render_html(report: Report, max_flipped: int = MAX_FLIPPED_HTML) -> str:
-    """One self-contained HTML page: inline CSS and SVG, no script, no external resource; user text escaped."""
+def render_html(
+    report: Report,
+    max_flipped: int = MAX_FLIPPED_HTML,
+    *,
+    gate: GateSummary | None = None,
+    max_failures: int | None = MAX_FAILURES_HTML,
+) -> str:
+    """One self-contained HTML page: inline CSS, SVG and script, no external resource; user text escaped.
+
+    Parameters
+    ----------
+    report: from ``build_report``.
+    max_flipped: how many flipped cases to show.
+    gate: the gate's outcome, to show its verdict at the top.
+    max_failures: how many failing cases the failures table holds (None: all).
+
+    Returns
+    -------
+    The page. Without JavaScript every row shows; the script only adds the filters and sorting.
+    """
     m = report.manifest
     info = report.info
     warnings: list[str] = []
@@ -389,7 +458,9 @@ def render_html(report: Report, max_flipped: int = MAX_FLIPPED_HTML) -> str:
         f'<p class="meta">run <code>{_e(m.run_id)}</code> · system {_e(info.system_name)}{_e(model)}'
         f"{_e(versions)}{judge} · suite version <code>{_e(m.suite_version)}</code> · started "
         f"{_e(m.started_at)} · {_e(m.status)}</p>",
+        _gate_section(gate) if gate is not None else "",
         _headline(report),
+        _failures_section(report, max_failures),
         _slices_section(report),
     ]
     if c is not None:
@@ -407,5 +478,59 @@ def render_html(report: Report, max_flipped: int = MAX_FLIPPED_HTML) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{title}</title><style>{_CSS}</style></head>\n<body><main>\n{body}\n</main>"
-        f"<footer>evalkit {_e(__version__)} · one file, no scripts, opens offline</footer></body></html>\n"
+        f"<footer>evalkit {_e(__version__)} · one file, opens offline</footer>"
+        f"<script>{FILTER_JS}</script></body></html>\n"
+    )
+
+
+def _check_cell(f: Failure) -> str:
+    items = []
+    for c in f.checks:
+        bits = [f"<b>{_e(c.status)}</b> {_e(c.name)} <small>({_e(c.kind)})</small>"]
+        if c.detail:
+            bits.append(f": {_e(_clip(c.detail, 600))}")
+        for x in c.criteria:
+            met = bool(x.get("met"))
+            ev = f" — evidence: “{_e(_clip(str(x.get('evidence')), 300))}”" if x.get("evidence") else ""
+            bits.append(
+                f'<div class="crit {"met" if met else "unmet"}">{"met" if met else "not met"}: '
+                f"{_e(x.get('criterion'))}{ev}</div>"
+            )
+        if c.reasoning:
+            bits.append(f'<div class="crit">judge: {_e(_clip(c.reasoning, 1200))}</div>')
+        items.append(f"<li>{''.join(bits)}</li>")
+    if f.error:
+        items.insert(0, f"<li><b>error</b>: {_e(_clip(f.error, 600))}</li>")
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _failures_section(report: Report, limit: int | None) -> str:
+    found = report.failures
+    if not found:
+        return "<h2>Failing cases</h2><p>No case failed or errored.</p>"
+    shown = found if limit is None else found[:limit]
+    inputs = case_inputs(report.manifest.suite_path, [f.case_id for f in shown])
+    rows = []
+    for f in shown:
+        names = sorted({c.name for c in f.checks if c.status in ("fail", "error")})
+        value = inputs.get(f.case_id)
+        shown_input = (
+            f"<pre>{_e(_clip(_show(value), 1500))}</pre>" if f.case_id in inputs else "<i>not found</i>"
+        )
+        rep = f"<br><small>repeat {f.repeat}</small>" if report.repeats > 1 else ""
+        rows.append(
+            f'<tr data-slice="{_e(f.slice)}" data-checks="{_e(json.dumps(names))}" data-status="{_e(f.status)}">'
+            f"<td><code>{_e(f.case_id)}</code>{rep}</td><td>{_e(f.slice)}</td><td>{_e(f.status)}</td>"
+            f"<td>{shown_input}</td><td><pre>{_e(_clip(_show_output(f.output), 1500))}</pre></td>"
+            f"<td>{_check_cell(f)}</td></tr>"
+        )
+    head = "".join(
+        f'<th class="sort" data-col="{i}">{h}</th>' if i < 3 else f"<th>{h}</th>"
+        for i, h in enumerate(["case", "slice", "status", "input", "output", "checks"])
+    )
+    count = f"<p>{len(found)} failing or errored case{'s' if len(found) != 1 else ''}"
+    count += f"; the first {len(shown)} are listed.</p>" if len(shown) < len(found) else ".</p>"
+    return (
+        f'<h2>Failing cases</h2>{count}<div class="filters" id="failure-filters"></div>'
+        f'<table id="failures"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )

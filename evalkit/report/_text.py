@@ -8,6 +8,7 @@ import polars as pl
 
 from evalkit.baseline import Comparison, Reference, moved_slices
 from evalkit.report._build import Report
+from evalkit.report._failures import DEFAULT_SHOW_FAILURES, ShowFailures
 from evalkit.report._format import ci_pts, is_nan, pct, plural, pts, pval
 from evalkit.report._summary import format_summary
 from evalkit.stats import PowerPlan
@@ -46,6 +47,8 @@ def comparison_lines(c: Comparison, max_cases: int = MAX_FLIPPED_TEXT) -> list[s
     notes = left_out(p)
     if notes:
         lines.append("  left out: " + "; ".join(notes))
+    if c.changes:
+        lines.append("  changed since the baseline: " + "; ".join(c.changes))
     flipped = ordered_flips(p.flipped)
     if flipped.height:
         width = max(len(str(x)) for x in flipped.get_column("case_id").head(max_cases).to_list())
@@ -86,12 +89,27 @@ def warning_lines(report: Report) -> list[str]:
     return out
 
 
-def format_report(report: Report, max_cases: int = MAX_FLIPPED_TEXT) -> str:
-    """The terminal report: warnings (drift first), the run summary, and the comparison if any."""
+def format_report(
+    report: Report, max_cases: int = MAX_FLIPPED_TEXT, *, show_failures: ShowFailures = DEFAULT_SHOW_FAILURES
+) -> str:
+    """The terminal report: warnings (drift first), the run summary, and the comparison if any.
+
+    Parameters
+    ----------
+    report: from ``build_report``.
+    max_cases: how many flipped cases to list.
+    show_failures: how many failing cases to list, or "all".
+
+    Returns
+    -------
+    The report as text.
+    """
     lines = warning_lines(report)
     if lines:
         lines.append("")
-    lines.append(format_summary(report.manifest, report.rows))
+    lines.append(
+        format_summary(report.manifest, report.rows, show_failures=show_failures, criteria=report.criteria)
+    )
     if report.noise is not None:
         o, n = report.overall, report.noise
         lines.append(
@@ -99,6 +117,10 @@ def format_report(report: Report, max_cases: int = MAX_FLIPPED_TEXT) -> str:
             f"{pct(o['ci_low'])}–{pct(o['ci_high'])}; repeat-to-repeat sd {pts(n['sd_repeat_rates'])}, "
             f"{plural(int(n['flaky_cases']), 'flaky case')}"
         )
+        if report.flaky:
+            shown = ", ".join(report.flaky[:max_cases])
+            more = f" and {len(report.flaky) - max_cases} more" if len(report.flaky) > max_cases else ""
+            lines.append(f"  flaky (verdict differs across repeats): {shown}{more}")
     if report.comparison is not None:
         lines.append("")
         lines.extend(comparison_lines(report.comparison, max_cases))
