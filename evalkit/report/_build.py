@@ -10,7 +10,7 @@ import polars as pl
 
 from evalkit.baseline import Comparison, Reference, RunInfo, compare, max_repeats, run_info
 from evalkit.errors import EvalkitError
-from evalkit.report._failures import Failure, failures, flaky_cases, judge_criteria
+from evalkit.report._failures import Failure, count_failures, failures, flaky_cases, judge_criteria
 from evalkit.report._format import is_nan
 from evalkit.results import Manifest
 from evalkit.stats import (
@@ -24,6 +24,9 @@ from evalkit.stats import (
     noise_floor,
     pass_rate,
 )
+
+# how many failing cases a report keeps for the HTML table; the terminal reads its own, shorter list
+MAX_FAILURES = 2000
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +47,9 @@ class Report:
     comparison: Comparison | None = None
     warnings: list[str] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
-    """Every failing or errored case, with its checks (and the judge's criteria when the run dir was given)."""
+    """The failing or errored cases (the first ``MAX_FAILURES``), with their checks (and the judge's criteria
+    when the run dir was given)."""
+    failure_count: int = 0
     flaky: list[str] = field(default_factory=list)
     """Case ids whose verdict differs across repeats."""
     criteria: dict[tuple[str, int, int], list[dict[str, Any]]] = field(default_factory=dict)
@@ -117,7 +122,8 @@ def build_report(
         costs=costs,
         comparison=comparison,
         warnings=warnings,
-        failures=failures(rows, criteria),
+        failures=failures(rows, criteria, limit=MAX_FAILURES),
+        failure_count=count_failures(rows),
         flaky=flaky_cases(verdicts) if repeats > 1 else [],
         criteria=criteria,
     )

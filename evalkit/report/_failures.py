@@ -70,18 +70,35 @@ def judge_criteria(run_dir: str | Path) -> dict[tuple[str, int, int], list[dict[
     return out
 
 
-def failures(
-    rows: pl.DataFrame, criteria: dict[tuple[str, int, int], list[dict[str, Any]]] | None = None
-) -> list[Failure]:
-    """Every case with a failing or errored verdict, errors first then by case id; one repeat each."""
+def _failing(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per failing or errored case (its first such repeat), errors first then by case id."""
     verdicts = case_verdicts(rows).filter(pl.col("status").is_in(["fail", "error"]))
-    if verdicts.is_empty():
-        return []
-    first = (
+    return (
         verdicts.sort("case_id", "repeat")
         .group_by("case_id", maintain_order=True)
         .agg(pl.col("repeat").first(), pl.col("status").first())
+        .sort(pl.col("status") != "error", "case_id")
     )
+
+
+def count_failures(rows: pl.DataFrame) -> int:
+    """How many cases failed or errored."""
+    return _failing(rows).height
+
+
+def failures(
+    rows: pl.DataFrame,
+    criteria: dict[tuple[str, int, int], list[dict[str, Any]]] | None = None,
+    *,
+    limit: int | None = None,
+) -> list[Failure]:
+    """The cases with a failing or errored verdict (the first ``limit``), errors first then by case id; one
+    repeat each."""
+    first = _failing(rows)
+    if limit is not None:
+        first = first.head(limit)
+    if first.is_empty():
+        return []
     part = rows.join(first.select("case_id", "repeat"), on=["case_id", "repeat"], how="inner").sort(
         "case_id", "check_index"
     )
@@ -116,7 +133,7 @@ def failures(
                 checks=lines,
             )
         )
-    return sorted(out, key=lambda f: (f.status != "error", f.case_id))
+    return out
 
 
 def flaky_cases(verdicts: pl.DataFrame) -> list[str]:
@@ -127,18 +144,16 @@ def flaky_cases(verdicts: pl.DataFrame) -> list[str]:
 
 
 def failure_lines(
-    found: list[Failure], show: ShowFailures = DEFAULT_SHOW_FAILURES, width: int = 160
+    found: list[Failure], total: int, show: ShowFailures = DEFAULT_SHOW_FAILURES, width: int = 160
 ) -> list[str]:
-    """The failing cases as terminal lines: first ``show`` (or all), each with its first problem."""
-    if not found:
-        return []
-    limit = len(found) if show == "all" else max(0, int(show))
-    if limit == 0:
-        return []
+    """The failing cases as terminal lines: the first ``show`` (or all) of ``total``, each with its first problem."""
+    limit = total if show == "all" else min(total, max(0, int(show)))
     shown = found[:limit]
+    if not shown:
+        return []
     idw = max(len(f.case_id) for f in shown)
     slw = max(len(f.slice) for f in shown)
-    lines = [f"  failing cases ({len(found)}{'' if limit >= len(found) else f', first {limit}'}):"]
+    lines = [f"  failing cases ({total}{'' if limit >= total else f', first {limit}'}):"]
     for f in shown:
         text = " ".join(f.first_problem.split())
         if len(text) > width:
@@ -153,6 +168,6 @@ def failure_lines(
                     else ""
                 )
                 lines.append(f"    {'':<{idw}}  {'':<{slw}}    not met: {x.get('criterion')}{ev}")
-    if limit < len(found):
-        lines.append(f"    ... and {len(found) - limit} more (--show-failures all lists them)")
+    if limit < total:
+        lines.append(f"    ... and {total - limit} more (--show-failures all lists them)")
     return lines

@@ -21,7 +21,7 @@ from evalkit.report._text import left_out, mde_sentence, ordered_flips
 
 MAX_FLIPPED_HTML = 200
 MAX_OUTPUT_CHARS = 3000
-MAX_FAILURES_HTML = 2000
+MAX_FAILURES_HTML = 2000  # at most what the report keeps (MAX_FAILURES)
 
 
 def case_inputs(suite_path: str | Path, ids: Iterable[str]) -> dict[str, Any]:
@@ -506,6 +506,7 @@ def _check_cell(f: Failure) -> str:
 
 def _failures_section(report: Report, limit: int | None) -> str:
     found = report.failures
+    total = report.failure_count
     if not found:
         return "<h2>Failing cases</h2><p>No case failed or errored.</p>"
     shown = found if limit is None else found[:limit]
@@ -528,8 +529,8 @@ def _failures_section(report: Report, limit: int | None) -> str:
         f'<th class="sort" data-col="{i}">{h}</th>' if i < 3 else f"<th>{h}</th>"
         for i, h in enumerate(["case", "slice", "status", "input", "output", "checks"])
     )
-    count = f"<p>{len(found)} failing or errored case{'s' if len(found) != 1 else ''}"
-    count += f"; the first {len(shown)} are listed.</p>" if len(shown) < len(found) else ".</p>"
+    count = f"<p>{total} failing or errored case{'s' if total != 1 else ''}"
+    count += f"; the first {len(shown)} are listed.</p>" if len(shown) < total else ".</p>"
     return (
         f'<h2>Failing cases</h2>{count}<div class="filters" id="failure-filters"></div>'
         f'<table id="failures"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'

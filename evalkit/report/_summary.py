@@ -8,7 +8,13 @@ import polars as pl
 
 from evalkit.errors import clip
 from evalkit.graders import NOT_JUDGED
-from evalkit.report._failures import DEFAULT_SHOW_FAILURES, ShowFailures, failure_lines, failures
+from evalkit.report._failures import (
+    DEFAULT_SHOW_FAILURES,
+    ShowFailures,
+    count_failures,
+    failure_lines,
+    failures,
+)
 from evalkit.results import Manifest
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
@@ -108,7 +114,8 @@ def format_summary(
         )
     case_rows = rows.unique(["case_id", "repeat"])
     lines.extend(_error_lines(rows))
-    lines.extend(failure_lines(failures(rows, criteria), show_failures))
+    limit = None if show_failures == "all" else int(show_failures)
+    lines.extend(failure_lines(failures(rows, criteria, limit=limit), count_failures(rows), show_failures))
     hits = int(case_rows["cache_hit"].sum())
     judged = rows.filter(pl.col("judge_model").is_not_null())
     calls = pl.concat(
