@@ -8,78 +8,37 @@ McNemar's exact test, so a noisy suite does not fail a pull request on a coin fl
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
-from evalkit._fs import atomic_write_text
-from evalkit.baseline import load_reference, majority_verdicts, max_repeats, run_info
+from evalkit.baseline import (
+    Comparison,
+    compare,
+    load_reference,
+    majority_verdicts,
+    run_info,
+    same_suite,
+    suite_case_hashes,
+)
 from evalkit.errors import EvalkitError
-from evalkit.report import Comparison, compare, comparison_lines, pts, pval
-from evalkit.results import Manifest, load_run
-from evalkit.stats import PairedComparison, case_verdicts
-
-ALPHA = 0.05
-DEFAULT_MAX_DROP = 0.02
-# Float subtraction leaves dust: 0.80 - 0.78 is 0.0200000000000000178; a drop equal to the limit passes.
-_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """Whether the gate failed, and the numbers it decided on."""
-
-    failed: bool
-    drop: float
-    max_drop: float
-    require_significant: bool
-    p: float
-    alpha: float
-    reason: str
-
-
-def decide(
-    paired: PairedComparison,
-    max_drop: float = DEFAULT_MAX_DROP,
-    require_significant: bool = False,
-    alpha: float = ALPHA,
-) -> GateDecision:
-    """Fail when the pass rate drops by more than ``max_drop``; with ``require_significant``, only when
-    McNemar's exact p is also below ``alpha``."""
-    if paired.n == 0:
-        raise EvalkitError("the run and the baseline share no scored case; there is nothing to gate on")
-    drop = -paired.diff
-    p = paired.mcnemar_exact_p
-    too_far = drop > max_drop + _TOLERANCE
-    significant = p < alpha
-    failed = too_far and (significant or not require_significant)
-    drop_text = f"{100 * drop:.1f} pts"
-    limit = f"{100 * max_drop:.1f} pts"
-    if failed:
-        why = f"FAIL: the pass rate dropped {drop_text}, more than the allowed {limit}"
-        if require_significant:
-            why += f", and McNemar's exact test calls the drop significant (p = {pval(p)} < {alpha:g})"
-    elif too_far:
-        why = (
-            f"PASS: the pass rate dropped {drop_text}, more than the allowed {limit}, but McNemar's exact "
-            f"test does not call it significant (p = {pval(p)} >= {alpha:g}), and --require-significant is set"
-        )
-    elif drop > 0:
-        why = f"PASS: the pass rate dropped {drop_text}, within the allowed {limit}"
-    else:
-        why = f"PASS: the pass rate changed {pts(paired.diff)} (allowed drop {limit})"
-    return GateDecision(failed, drop, max_drop, require_significant, p, alpha, why)
+from evalkit.gate._decision import ALPHA, DEFAULT_MAX_DROP, GateDecision, decide
+from evalkit.gate._junit import write_junit
+from evalkit.gate._verify import Verification, verify
+from evalkit.report import comparison_lines
+from evalkit.results import load_run
+from evalkit.stats import case_verdicts
 
 
 @dataclass(frozen=True, eq=False)
 class GateOutcome:
-    """The decision, the comparison behind it, and the text the command prints."""
+    """The decision, the comparison behind it, what could not be verified, and the text the command prints."""
 
     decision: GateDecision
     comparison: Comparison
     text: str
+    verification: Verification | None = None
 
     @property
     def exit_code(self) -> int:
@@ -93,10 +52,33 @@ def run_gate(
     require_significant: bool = False,
     junit: str | Path | None = None,
     alpha: float = ALPHA,
+    *,
+    allow_unscored: int = 0,
+    allow_version_change: bool = False,
 ) -> GateOutcome:
-    """Gate a finished run against a baseline (run directory or baseline.json); write JUnit XML if asked."""
+    """Gate a finished run against a baseline (run directory or baseline.json); write JUnit XML if asked.
+
+    The gate fails closed: besides a drop beyond ``max_drop``, it fails when the run cannot show the pass
+    rate held, that is when baseline-scored cases errored or went unscored (judge checks not judged), baseline
+    cases are missing from the run, or the suite version changed.
+
+    Parameters
+    ----------
+    run, baseline: the run directory, and a run directory or baseline.json (or a suite folder holding one).
+    max_drop, require_significant, alpha: the rule on the paired pass rate (see ``decide``).
+    junit: where to write JUnit XML, if anywhere.
+    allow_unscored: tolerate up to this many baseline cases the run cannot verify.
+    allow_version_change: across suite versions, compare only the cases whose content did not change
+        (needs per-case hashes in the baseline).
+
+    Returns
+    -------
+    The GateOutcome; its ``exit_code`` is 1 when the gate failed.
+    """
     if not 0.0 <= max_drop < 1.0:
         raise EvalkitError(f"--max-drop must be a fraction in [0, 1), got {max_drop}")
+    if allow_unscored < 0:
+        raise EvalkitError(f"--allow-unscored must be a count of cases, 0 or more, got {allow_unscored}")
     manifest, rows = load_run(run)
     if rows.is_empty():
         raise EvalkitError(f"{run}: the run has no results")
@@ -107,9 +89,51 @@ def run_gate(
         )
     reference = load_reference(baseline)
     info = run_info(manifest, rows)
+    same_suite(info, reference)
     verdicts = case_verdicts(rows)
-    comparison = compare(info, verdicts, reference)
+    version_changed = reference.info.suite_version != info.suite_version
+    run_hashes = (
+        suite_case_hashes(manifest.suite_path, manifest.suite_version)
+        if version_changed and allow_version_change
+        else None
+    )
+    check = verify(
+        rows,
+        verdicts,
+        reference,
+        version_changed=version_changed,
+        run_hashes=run_hashes,
+        allow_unscored=allow_unscored,
+        allow_version_change=allow_version_change,
+    )
+    compared = verdicts
+    if check.changed:
+        # cases whose content changed are other cases now: neither side's verdict on them says anything
+        gone = pl.col("case_id").is_in(check.changed)
+        compared = verdicts.filter(~gone)
+        reference = replace(reference, verdicts=reference.verdicts.filter(~gone))
+    comparison = compare(info, compared, reference)
+    if comparison.paired.n == 0 and check.failed:
+        # nothing to gate on is still an exit 2, as before; the message now says what could not be verified
+        detail = "\n".join(check.lines(str(run)))
+        raise EvalkitError(
+            f"the run and the baseline share no scored case; there is nothing to gate on\n{detail}"
+        )
     decision = decide(comparison.paired, max_drop, require_significant, alpha)
+    decision = replace(
+        decision,
+        unverified=len(check.unverified),
+        allow_unscored=allow_unscored,
+        allow_version_change=allow_version_change,
+    )
+    if check.failed:
+        on_shared = re.sub(r"^(PASS|FAIL): ", "", decision.reason)
+        decision = replace(
+            decision,
+            failed=True,
+            reason=f"FAIL: the run cannot show that the pass rate held (UNVERIFIED above); on the "
+            f"{comparison.paired.n} cases both sides scored, {on_shared}",
+        )
 
     lines = list(comparison.drift)
     if comparison.version_warning:
@@ -125,11 +149,12 @@ def run_gate(
         lines.append("")
     lines.append(f"gate: {manifest.suite} run {manifest.run_id}")
     lines.extend(comparison_lines(comparison))
+    lines.extend(check.lines(str(run)))
     lines.append(decision.reason)
     if junit is not None:
-        write_junit(junit, manifest, rows, decision, comparison)
+        write_junit(junit, manifest, rows, decision, comparison, verification=check)
         lines.append(f"JUnit XML written to {junit}")
-    return GateOutcome(decision, comparison, "\n".join(lines))
+    return GateOutcome(decision, comparison, "\n".join(lines), check)
 
 
 def _cases(n: int) -> str:
@@ -138,142 +163,3 @@ def _cases(n: int) -> str:
 
 def _errored_cases(verdicts: pl.DataFrame) -> int:
     return int((majority_verdicts(verdicts).get_column("status") == "error").sum())
-
-
-# ---------------------------------------------------------------------------------------------------------
-# JUnit XML
-
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-MAX_MESSAGE = 500
-
-
-def _xml_text(text: str) -> str:
-    """Text XML 1.0 can carry: control characters and lone surrogates (from model output) replaced."""
-    clean = text.encode("utf-8", "replace").decode("utf-8")
-    return _XML_INVALID.sub("\ufffd", clean)
-
-
-def _check_messages(rows: pl.DataFrame, repeats: int) -> dict[str, list[str]]:
-    """Per case, one line per check that failed or errored (and per case-level error)."""
-    bad = rows.filter(pl.col("status").is_in(["fail", "error"]))
-    field = pl.when(pl.col("check_field").is_not_null()).then(pl.format(" [{}]", pl.col("check_field")))
-    text = pl.coalesce(pl.col("error"), pl.col("detail"), pl.lit(""))
-    prefix = pl.format("repeat {}: ", pl.col("repeat")) if repeats > 1 else pl.lit("")
-    msg = pl.concat_str(
-        [
-            prefix,
-            pl.col("status"),
-            pl.lit(": "),
-            pl.col("check_name"),
-            field.otherwise(pl.lit("")),
-            pl.lit(": "),
-            text,
-        ]
-    )
-    per_case = (
-        bad.sort("case_id", "repeat", "check_index")
-        .with_columns(msg.alias("_msg"))
-        .group_by("case_id", maintain_order=True)
-        .agg(pl.col("_msg"), pl.col("case_error").drop_nulls().unique().alias("_case_errors"))
-    )
-    out: dict[str, list[str]] = {}
-    for cid, msgs, errs in per_case.iter_rows():
-        out[cid] = [f"case error: {e}" for e in errs] + list(msgs)
-    return out
-
-
-def junit_xml(
-    manifest: Manifest,
-    rows: pl.DataFrame,
-    decision: GateDecision | None = None,
-    comparison: Comparison | None = None,
-) -> str:
-    """JUnit XML with one test per case: failure for a failing majority verdict (message: the failing
-    checks' details), error for an errored case, skipped for an unscored one. The gate's numbers are
-    testsuite properties."""
-    verdicts = case_verdicts(rows)
-    majority = majority_verdicts(verdicts)
-    repeats = max_repeats(verdicts)
-    times = verdicts.group_by("case_id").agg(pl.col("latency_s").sum().alias("t"))
-    majority = majority.join(times, on="case_id", how="left").sort("case_id")
-    messages = _check_messages(rows, repeats)
-    counts = majority.get_column("status").value_counts()
-    count = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
-    total_time = float(majority.get_column("t").fill_null(0.0).sum())
-    suite = ET.Element(
-        "testsuite",
-        {
-            "name": manifest.suite,
-            "tests": str(majority.height),
-            "failures": str(count.get("fail", 0)),
-            "errors": str(count.get("error", 0)),
-            "skipped": str(count.get("not_scored", 0)),
-            "time": f"{total_time:.3f}",
-            "timestamp": manifest.started_at,
-        },
-    )
-    props = {
-        "run_id": manifest.run_id,
-        "suite_version": manifest.suite_version,
-        "system": str(manifest.system.get("name")),
-    }
-    if comparison is not None:
-        p = comparison.paired
-        props |= {
-            "baseline": str(comparison.reference.path),
-            "baseline_run_id": comparison.reference.info.run_id,
-            "paired_cases": str(p.n),
-            "pass_rate_baseline": f"{p.rate_a:.6f}",
-            "pass_rate_run": f"{p.rate_b:.6f}",
-            "pass_to_fail": str(p.only_a),
-            "fail_to_pass": str(p.only_b),
-            "mcnemar_exact_p": f"{p.mcnemar_exact_p:.6g}",
-        }
-    if decision is not None:
-        props |= {
-            "gate": "fail" if decision.failed else "pass",
-            "gate_drop": f"{decision.drop:.6f}",
-            "gate_max_drop": f"{decision.max_drop:g}",
-            "gate_require_significant": str(decision.require_significant).lower(),
-        }
-    properties = ET.SubElement(suite, "properties")
-    for name, value in props.items():
-        ET.SubElement(properties, "property", {"name": name, "value": _xml_text(value)})
-    for r in majority.iter_rows(named=True):
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            {
-                "classname": _xml_text(f"{manifest.suite}.{r['slice']}"),
-                "name": _xml_text(r["case_id"]),
-                "time": f"{r['t'] or 0.0:.3f}",
-            },
-        )
-        status = r["status"]
-        if status == "pass":
-            continue
-        lines = messages.get(r["case_id"], [])
-        if repeats > 1:
-            lines = [f"passed {r['passes']} of {r['scored']} scored repeats", *lines]
-        body = _xml_text("\n".join(lines))
-        first = _xml_text(lines[0] if lines else status)[:MAX_MESSAGE]
-        if status == "fail":
-            el = ET.SubElement(case, "failure", {"message": first, "type": "fail"})
-            el.text = body
-        elif status == "error":
-            el = ET.SubElement(case, "error", {"message": first, "type": "error"})
-            el.text = body
-        else:
-            ET.SubElement(case, "skipped", {"message": "not scored (no check could give a verdict)"})
-    ET.indent(suite)
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def write_junit(
-    path: str | Path,
-    manifest: Manifest,
-    rows: pl.DataFrame,
-    decision: GateDecision | None = None,
-    comparison: Comparison | None = None,
-) -> None:
-    atomic_write_text(Path(path), junit_xml(manifest, rows, decision, comparison))

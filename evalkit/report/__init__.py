@@ -2,18 +2,12 @@
 
 from typing import TYPE_CHECKING
 
-from evalkit.report._report import (
-    Comparison,
-    build_report,
-    compare,
-    comparison_lines,
-    format_report,
-    pts,
-    pval,
-    render_html,
-    slice_deltas,
-)
+from evalkit.baseline import Comparison, compare, slice_deltas
+from evalkit.report._build import Report, build_report
+from evalkit.report._format import ci_pts, is_nan, money, pct, plural, pts, pval, secs
+from evalkit.report._html import case_inputs, render_html
 from evalkit.report._summary import format_summary
+from evalkit.report._text import comparison_lines, format_report, left_out, warning_lines
 
 if TYPE_CHECKING:
     from evalkit.report._charts import (
@@ -39,17 +33,27 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "Comparison",
+    "Report",
     "build_report",
+    "case_inputs",
+    "ci_pts",
     "compare",
     "comparison_lines",
     "cost_latency_chart",
     "format_report",
     "format_summary",
+    "is_nan",
+    "left_out",
+    "money",
+    "pct",
+    "plural",
     "pts",
     "pval",
     "render_html",
+    "secs",
     "slice_delta_chart",
     "slice_deltas",
     "slice_pass_rate_chart",
     "to_svg",
+    "warning_lines",
 ]

@@ -13,7 +13,8 @@ from typing import cast
 import altair as alt
 import polars as pl
 
-WIDTH = 380
+# the page is about 1070 px wide inside its margins; the y labels and legend need about 200 of them
+WIDTH = 760
 ROW_STEP = 20
 WORSE, BETTER, NOISE = "#c0392b", "#1e8449", "#7f8c8d"
 
@@ -72,7 +73,7 @@ def slice_delta_chart(
 ) -> alt.LayerChart:
     """Per-slice paired difference (this run minus the baseline) with its interval and a line at zero.
 
-    Takes columns slice, diff, ci_low, ci_high, n (as :func:`evalkit.report._report.slice_deltas` returns).
+    Takes columns slice, diff, ci_low, ci_high, n (as :func:`evalkit.baseline.slice_deltas` returns).
     A slice is coloured worse or better only when its whole interval is on that side of zero.
     """
     _need(deltas, ["slice", "diff", "ci_low", "ci_high", "n"], "slice_delta_chart")

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from evalkit.errors import clip
 from evalkit.graders import NOT_JUDGED
+from evalkit.report._failures import (
+    DEFAULT_SHOW_FAILURES,
+    ShowFailures,
+    count_failures,
+    failure_lines,
+    failures,
+)
 from evalkit.results import Manifest
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
@@ -20,8 +29,25 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
-    """A plain-text summary of one run's check-level rows."""
+def format_summary(
+    manifest: Manifest,
+    rows: pl.DataFrame,
+    *,
+    show_failures: ShowFailures = DEFAULT_SHOW_FAILURES,
+    criteria: dict[tuple[str, int, int], list[dict[str, Any]]] | None = None,
+) -> str:
+    """A plain-text summary of one run's check-level rows.
+
+    Parameters
+    ----------
+    manifest, rows: the run.
+    show_failures: how many failing cases to list (each with its first problem), or "all".
+    criteria: the judge's per-criterion verdicts (``judge_criteria(run_dir)``), to show the criteria not met.
+
+    Returns
+    -------
+    The summary, lines joined by newlines.
+    """
     lines: list[str] = []
     system = manifest.system.get("name", "?")
     model = manifest.system.get("model")
@@ -88,6 +114,8 @@ def format_summary(manifest: Manifest, rows: pl.DataFrame) -> str:
         )
     case_rows = rows.unique(["case_id", "repeat"])
     lines.extend(_error_lines(rows))
+    limit = None if show_failures == "all" else int(show_failures)
+    lines.extend(failure_lines(failures(rows, criteria, limit=limit), count_failures(rows), show_failures))
     hits = int(case_rows["cache_hit"].sum())
     judged = rows.filter(pl.col("judge_model").is_not_null())
     calls = pl.concat(

@@ -19,7 +19,7 @@ from evalkit.report import compare
 from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.stats import PairedComparison, case_verdicts, compare_runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N = 400
 SLICES = ("alpha", "beta", "gamma", "delta")
 BASE_PASSES = 320  # 80%: cases c000..c319 pass in the baseline
@@ -190,13 +190,18 @@ def test_drop_equal_to_the_limit_passes(runs: dict[str, Path]) -> None:
     assert not decide(c, max_drop=0.0, require_significant=True).failed  # p = 0.125
 
 
-def test_suite_version_mismatch_warns_and_compares_shared_ids(runs: dict[str, Path]) -> None:
+def test_suite_version_mismatch_warns_and_fails_closed(runs: dict[str, Path]) -> None:
+    # a score belongs to its version: the gate cannot show the pass rate held on other cases
     proc = cli("gate", runs["newversion"], "--baseline", runs["base"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "UNVERIFIED: the suite version differs" in proc.stdout
     assert "warning: suite version differs" in proc.stdout
     assert "v1" in proc.stdout and "v2" in proc.stdout
     first = proc.stdout.splitlines()[0]
     assert first.startswith("warning: suite version differs")
+    # allowing the change needs per-case hashes; this synthetic suite folder has none to give
+    allowed = run_gate(runs["newversion"], runs["base"], allow_version_change=True)
+    assert allowed.exit_code == 1 and "no per-case content hashes" in allowed.text
 
 
 def test_bad_inputs_exit_2(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -270,10 +275,13 @@ def test_majority_over_repeats_and_errors(tmp_path: Path) -> None:
     assert m.height == N and set(m.get_column("repeats").to_list()) == {3}
     statuses = dict(zip(m["case_id"].to_list(), m["status"].to_list(), strict=True))
     assert statuses["c000"] == "pass" and statuses["c350"] == "fail" and statuses["c399"] == "error"
-    outcome = run_gate(run, make_run(tmp_path, "base", BASE))
-    assert outcome.exit_code == 0
+    base = make_run(tmp_path, "base", BASE)
+    outcome = run_gate(run, base)
+    # the errored case was scored by the baseline: the gate cannot show it held, so it fails closed
+    assert outcome.exit_code == 1 and "1 ended in an error: c399" in outcome.text
     assert outcome.decision.drop == pytest.approx(0.0)
     assert "1 case errored in this run" in outcome.text
+    assert run_gate(run, base, allow_unscored=1).exit_code == 0
 
 
 def test_gate_reports_model_drift_first(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from evalkit.stats import case_verdicts, compare_runs, cost_latency, pass_rate
 from evalkit.suite import load_suite
 from evalkit.systems import load_system
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N = 60
 SLICES = ("easy", "hard", "tricky")
 XSS = "<script>alert(1)</script>"
@@ -165,9 +165,11 @@ def test_html_is_self_contained(page: str) -> None:
     parser = Tags()
     parser.feed(page)
     names = [t for t, _ in parser.tags]
-    assert "script" not in names and "link" not in names and "iframe" not in names and "img" not in names
+    assert "link" not in names and "iframe" not in names and "img" not in names
     assert all("src" not in a and "href" not in a for _, a in parser.tags)
-    assert "<script" not in page.lower()
+    # one inline script, the failures table's filters: user text (a case input holds <script>) stays escaped
+    assert names.count("script") == 1 and page.lower().count("<script") == 1
+    assert page.index("<script>") > page.index("</main>")
     assert "http" not in page.replace("http://example.com", "")  # the one URL is a case's escaped text
     assert "url(" not in page and "@import" not in page
     assert page.count("<svg") >= 3  # slice rates, slice deltas, cost and latency

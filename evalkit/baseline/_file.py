@@ -20,14 +20,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalkit._fs import atomic_write_text
 from evalkit._version import __version__
+from evalkit.baseline._hashes import suite_case_hashes
+from evalkit.baseline._info import majority_verdicts, max_repeats, run_info
 from evalkit.errors import EvalkitError
 from evalkit.results import CaseStatus, Manifest, load_run, now_iso
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
 BASELINE_FORMAT: Final = "evalkit-baseline"
 BASELINE_NAME = "baseline.json"
-# The columns both sides of a comparison share: a run's case verdicts, or a baseline's stored verdicts.
-VERDICT_COLUMNS = ("run_id", "case_id", "repeat", "slice", "split", "status")
 
 
 class BaselineScore(BaseModel):
@@ -63,98 +63,15 @@ class Baseline(BaseModel):
     evalkit_version: str = __version__
     git_commit: str | None = None
     cases: dict[str, CaseStatus]
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What a score is a score of: enough to tell a change of ours from a change of the model's."""
-
-    run_id: str
-    suite: str
-    suite_version: str
-    started_at: str | None
-    system_name: str | None
-    system_model: str | None
-    system_model_versions: tuple[str, ...]
-    prompt_hash: str | None
-    judge_model: str | None
-    judge_model_versions: tuple[str, ...]
-    status: str = "complete"
-
-
-@dataclass(frozen=True, eq=False)
-class Reference:
-    """What a run is compared against: another run directory, or a baseline.json."""
-
-    path: Path
-    kind: Literal["run", "baseline"]
-    info: RunInfo
-    verdicts: pl.DataFrame
-    rows: pl.DataFrame | None = None
-    manifest: Manifest | None = None
-
-
-def _versions(rows: pl.DataFrame, column: str) -> tuple[str, ...]:
-    if column not in rows.columns:
-        return ()
-    return tuple(sorted(str(v) for v in rows.get_column(column).drop_nulls().unique().to_list()))
-
-
-def run_info(manifest: Manifest, rows: pl.DataFrame) -> RunInfo:
-    """A run's identity from its manifest, with the model versions the API actually resolved."""
-    judge = manifest.judge or {}
-    return RunInfo(
-        run_id=manifest.run_id,
-        suite=manifest.suite,
-        suite_version=manifest.suite_version,
-        started_at=manifest.started_at,
-        system_name=manifest.system.get("name"),
-        system_model=manifest.system.get("model"),
-        system_model_versions=_versions(rows, "system_model_version"),
-        prompt_hash=manifest.system.get("prompt_hash"),
-        judge_model=judge.get("model"),
-        judge_model_versions=_versions(rows, "judge_model_version"),
-        status=manifest.status,
-    )
-
-
-def majority_verdicts(verdicts: pl.DataFrame) -> pl.DataFrame:
-    """One verdict per case from (case x repeat) verdicts.
-
-    pass when more than half the scored repeats pass and fail otherwise (a tie fails), the rule
-    ``compare_runs`` uses; with no scored repeat, error if any repeat errored, else not_scored.
-    Columns: case_id, slice, split, repeats, scored, passes, status.
-    """
-    s = pl.col("status")
-    out = verdicts.group_by("case_id").agg(
-        pl.col("slice").first(),
-        pl.col("split").first(),
-        pl.len().cast(pl.Int64).alias("repeats"),
-        s.is_in(["pass", "fail"]).sum().cast(pl.Int64).alias("scored"),
-        (s == "pass").sum().cast(pl.Int64).alias("passes"),
-        (s == "error").any().alias("_any_error"),
-    )
-    status = (
-        pl.when(pl.col("scored") > 0)
-        .then(pl.when(2 * pl.col("passes") > pl.col("scored")).then(pl.lit("pass")).otherwise(pl.lit("fail")))
-        .when(pl.col("_any_error"))
-        .then(pl.lit("error"))
-        .otherwise(pl.lit("not_scored"))
-    )
-    return out.with_columns(status.alias("status")).drop("_any_error").sort("case_id")
+    case_hashes: dict[str, str] | None = None
+    """Per-case content hashes, so a gate across suite versions can compare the cases that did not change.
+    Absent from baselines written before they were recorded (and when the suite had changed since the run)."""
 
 
 def _clean(x: Any) -> float | None:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return None
     return round(float(x), 6)
-
-
-def max_repeats(verdicts: pl.DataFrame) -> int:
-    """The most verdicts any case has (1 for an empty frame)."""
-    if verdicts.is_empty():
-        return 1
-    return int(verdicts.group_by("case_id").len().select(pl.col("len").max()).item() or 1)
 
 
 def run_score(verdicts: pl.DataFrame) -> BaselineScore:
@@ -190,6 +107,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
         "model": info.system_model,
         "model_versions": list(info.system_model_versions),
         "prompt_hash": info.prompt_hash,
+        "code_hash": info.code_hash,
     }
     judge = None
     if manifest.judge or info.judge_model_versions:
@@ -209,6 +127,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
         judge=judge,
         git_commit=manifest.git_commit,
         cases=dict(zip(majority["case_id"].to_list(), majority["status"].to_list(), strict=True)),
+        case_hashes=suite_case_hashes(manifest.suite_path, manifest.suite_version),
     )
 
 
@@ -229,6 +148,10 @@ def dump_baseline(baseline: Baseline) -> str:
     """Stable, reviewable JSON: sorted case ids, one per line, so a pull request diff shows each change."""
     data = baseline.model_dump(mode="json")
     data["cases"] = dict(sorted(data["cases"].items()))
+    if data.get("case_hashes") is None:
+        data.pop("case_hashes", None)  # an older baseline's file stays byte for byte what it was
+    else:
+        data["case_hashes"] = dict(sorted(data["case_hashes"].items()))
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -308,55 +231,3 @@ def accept(run: str | Path, to: str | Path | None = None, force: bool = False) -
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def _baseline_verdicts(baseline: Baseline, label: str) -> pl.DataFrame:
-    ids = list(baseline.cases)
-    return pl.DataFrame(
-        {
-            "run_id": [label] * len(ids),
-            "case_id": ids,
-            "repeat": [0] * len(ids),
-            "slice": [None] * len(ids),
-            "split": [None] * len(ids),
-            "status": [baseline.cases[i] for i in ids],
-        },
-        schema={"run_id": pl.String, "case_id": pl.String, "repeat": pl.Int64}
-        | {c: pl.String for c in ("slice", "split", "status")},
-    )
-
-
-def baseline_info(baseline: Baseline) -> RunInfo:
-    judge = baseline.judge or {}
-    return RunInfo(
-        run_id=baseline.run_id,
-        suite=baseline.suite,
-        suite_version=baseline.suite_version,
-        started_at=baseline.run_started_at,
-        system_name=baseline.system.get("name"),
-        system_model=baseline.system.get("model"),
-        system_model_versions=tuple(baseline.system.get("model_versions") or ()),
-        prompt_hash=baseline.system.get("prompt_hash"),
-        judge_model=judge.get("model"),
-        judge_model_versions=tuple(judge.get("model_versions") or ()),
-    )
-
-
-def load_reference(path: str | Path) -> Reference:
-    """A run directory (or its manifest.json), a baseline.json, or a suite folder holding one."""
-    path = Path(path)
-    if path.is_file() and path.name == "manifest.json":
-        path = path.parent
-    if path.is_dir() and not (path / "manifest.json").exists() and (path / BASELINE_NAME).is_file():
-        path = path / BASELINE_NAME  # a suite folder stands for its committed baseline
-    if path.is_dir():
-        manifest, rows = load_run(path)
-        if rows.is_empty():
-            raise EvalkitError(f"{path}: the baseline run has no results")
-        verdicts = case_verdicts(rows).select(VERDICT_COLUMNS)
-        return Reference(path, "run", run_info(manifest, rows), verdicts, rows, manifest)
-    if not path.exists():
-        raise EvalkitError(f"{path}: no such run directory or baseline file")
-    baseline = load_baseline(path)
-    info = baseline_info(baseline)
-    return Reference(path, "baseline", info, _baseline_verdicts(baseline, baseline.run_id))

@@ -1,0 +1,223 @@
+"""The gate fails closed: a run that cannot show its pass rate held does not pass.
+
+Each test makes real runs of a 200-case suite on disk (a Python system; the judge through the local server and
+the real SDK), accepts the first as baseline.json, and gates a second run that would have passed a gate that
+only compared what was left: errors, a judge switched off, rewritten expected answers, deleted cases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalkit.baseline import accept, load_baseline
+from evalkit.client import Client
+from evalkit.gate import run_gate
+from evalkit.graders import Judge
+from evalkit.runner import Runner, RunOptions
+from evalkit.suite import load_suite
+from evalkit.systems import PythonSystem
+
+ROOT = Path(__file__).resolve().parents[2]
+N = 200
+JUDGED = range(110, 200)  # 90 cases with a judge check after a cheap one
+
+
+def judge_responder(body: dict[str, Any]) -> Any:
+    """Judge calls: a case passes when the output says 'yes'."""
+    user = body["messages"][-1]["content"]
+    ok = "<output>\nyes" in user or '"yes"' in user or "\nyes\n" in user
+    return {
+        "criteria": [{"criterion": "Says yes", "met": ok, "evidence": "the output"}],
+        "score": 5 if ok else 1,
+        "passed": ok,
+        "reasoning": "says yes" if ok else "does not say yes",
+    }
+
+
+def case(i: int, expected: str = "yes") -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": f"c{i:03d}",
+        "input": {"n": i},
+        "slice": "judged" if i in JUDGED else "exact",
+    }
+    if i in JUDGED:
+        row["checks"] = [
+            {"kind": "contains_all", "facts": ["y"]},
+            {"kind": "judge", "name": "quality", "rubric": ["Says yes"]},
+        ]
+    else:
+        row |= {"expected": expected, "grader": "exact"}
+    return row
+
+
+def write_suite(root: Path, rows: list[dict[str, Any]]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (root / "suite.toml").write_text('name = "gated"\n', encoding="utf-8")
+    return root
+
+
+def system(answer: Callable[[int], str]) -> PythonSystem:
+    def predict(case_input: dict[str, Any]) -> str:
+        return answer(case_input["n"])
+
+    return PythonSystem("pipeline", predict, "test")
+
+
+def run(suite_root: Path, tmp: Path, answer: Callable[[int], str], *, server: Any = None, name: str) -> Path:
+    suite = load_suite(suite_root)
+    opts = RunOptions(
+        out_root=tmp / "runs",
+        run_dir=tmp / "runs" / name,
+        cache_dir=tmp / "cache",
+        progress=False,
+        judge="on" if server else "off",
+    )
+    if server is None:
+        return Runner(suite, system(answer), opts).run().run_dir
+    client = Client(base_url=server.base_url, api_key="test-key", max_retries=1, timeout=5)
+    judge = Judge(client=client, settings=suite.config.judge, cache=None)
+    runner = Runner(suite, system(answer), opts, client=client, judge=judge)
+    judge.cache = runner.cache
+    return runner.run().run_dir
+
+
+@pytest.fixture
+def baseline(tmp_path: Path, make_anthropic_server: Any) -> tuple[Path, Path, Any]:
+    """A suite whose baseline passes every case, judged cases included; returns (suite folder, baseline.json, judge server)."""
+    suite_root = write_suite(tmp_path / "suite", [case(i) for i in range(N)])
+    server = make_anthropic_server(judge_responder)
+    base = run(suite_root, tmp_path, lambda n: "yes", server=server, name="base")
+    done = accept(base)
+    assert done.baseline.score.passes == N, done.baseline.score
+    return suite_root, done.path, server
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def junit_failures(path: Path) -> dict[str, str]:
+    out = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        f = tc.find("failure")
+        if f is not None:
+            out[tc.get("name", "")] = f.get("type", "")
+    return out
+
+
+def test_a_run_of_errors_fails_and_says_to_resume(baseline: tuple[Path, Path, Any], tmp_path: Path) -> None:
+    suite_root, base, _ = baseline
+
+    def answer(n: int) -> str:
+        if n >= 2:
+            raise RuntimeError("upstream is down")
+        return "yes"
+
+    bad = run(suite_root, tmp_path, answer, name="errors")
+    junit = tmp_path / "junit.xml"
+    outcome = run_gate(bad, base, junit=junit)
+    assert outcome.exit_code == 1
+    assert "198 baseline cases could not be verified" in outcome.text
+    assert f"evalkit run --resume {bad}" in outcome.text
+    failures = junit_failures(junit)
+    assert len([t for t in failures.values() if t == "unverified"]) == 198
+    assert "c199" in failures and "c000" not in failures
+    # tolerating exactly that many is an explicit, printed choice
+    loose = run_gate(bad, base, allow_unscored=198, junit=junit)
+    assert loose.exit_code == 0 and "allow_unscored=198" in loose.text
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert props["gate_allow_unscored"] == "198" and props["gate_unverified"] == "198"
+    assert run_gate(bad, base, allow_unscored=197).exit_code == 1
+    proc = cli("gate", bad, "--baseline", base)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "UNVERIFIED" in proc.stdout
+
+
+def test_judge_off_against_judged_baseline_fails(baseline: tuple[Path, Path, Any], tmp_path: Path) -> None:
+    suite_root, base, _ = baseline
+    # the judged cases regressed, but with the judge off nobody sees it
+    bad = run(suite_root, tmp_path, lambda n: "yes, maybe" if n in JUDGED else "yes", name="nojudge")
+    outcome = run_gate(bad, base)
+    assert outcome.exit_code == 1
+    assert "90 have judge checks that were not judged" in outcome.text
+    assert "--cache replay" in outcome.text
+    proc = cli("gate", bad, "--baseline", base)
+    assert proc.returncode == 1 and "not judged" in proc.stdout
+
+
+def test_rewritten_expected_answers_fail_unless_the_change_is_allowed(
+    baseline: tuple[Path, Path, Any], tmp_path: Path
+) -> None:
+    suite_root, base, server = baseline
+    assert load_baseline(base).case_hashes is not None
+    # 50 exact cases regressed to "no", and their expected answers were rewritten to match
+    regressed = set(range(50))
+    rows = [case(i, "no" if i in regressed else "yes") for i in range(N)]
+    write_suite(suite_root, rows)
+    bad = run(
+        suite_root, tmp_path, lambda n: "no" if n in regressed else "yes", server=server, name="rewritten"
+    )
+    outcome = run_gate(bad, base)
+    assert outcome.exit_code == 1
+    assert "suite version differs" in outcome.text and "evalkit baseline accept" in outcome.text
+    proc = cli("gate", bad, "--baseline", base)
+    assert proc.returncode == 1, proc.stdout
+    # allowed: the 50 rewritten cases are other cases now and are left out; the other 150 held
+    allowed = run_gate(bad, base, allow_version_change=True)
+    assert allowed.exit_code == 0, allowed.text
+    assert allowed.comparison.paired.n == N - 50
+    assert "50 baseline cases changed content" in allowed.text and "allow_version_change" in allowed.text
+    # and a real regression among the unchanged cases still fails
+    worse = run(
+        suite_root,
+        tmp_path,
+        lambda n: "no" if n in regressed or n in (60, 61, 62, 63, 64) else "yes",
+        server=server,
+        name="w",
+    )
+    assert run_gate(worse, base, allow_version_change=True).exit_code == 1
+
+
+def test_an_old_baseline_without_case_hashes_cannot_allow_a_version_change(
+    baseline: tuple[Path, Path, Any], tmp_path: Path
+) -> None:
+    suite_root, base, server = baseline
+    data = json.loads(base.read_text(encoding="utf-8"))
+    del data["case_hashes"]
+    base.write_text(json.dumps(data), encoding="utf-8")
+    write_suite(suite_root, [case(i, "no" if i == 0 else "yes") for i in range(N)])
+    bad = run(suite_root, tmp_path, lambda n: "no" if n == 0 else "yes", server=server, name="old")
+    outcome = run_gate(bad, base, allow_version_change=True)
+    assert outcome.exit_code == 1
+    assert "no per-case content hashes" in outcome.text
+
+
+def test_deleting_the_regressed_cases_fails(baseline: tuple[Path, Path, Any], tmp_path: Path) -> None:
+    suite_root, base, server = baseline
+    write_suite(suite_root, [case(i) for i in range(50, N)])
+    bad = run(suite_root, tmp_path, lambda n: "yes", server=server, name="deleted")
+    junit = tmp_path / "junit.xml"
+    outcome = run_gate(bad, base, junit=junit, allow_version_change=True)
+    assert outcome.exit_code == 1
+    assert "50 are in the baseline but not in this run" in outcome.text
+    failures = junit_failures(junit)
+    assert {f"c{i:03d}" for i in range(50)} <= set(failures)
+    assert re.search(r"c000, c001, .* and 40 more", outcome.text)
+    proc = cli("gate", bad, "--baseline", base)
+    assert proc.returncode == 1 and "not in this run" in proc.stdout
