@@ -31,7 +31,7 @@ from evalkit.graders import CheckOutcome, GradingContext, JudgeFn, JudgeGrade, g
 from evalkit.results import CaseResult, CheckResult, Journal, Manifest, RunDir, case_status, git_commit
 from evalkit.runner._workers import WorkerStopped
 from evalkit.suite import Case, Suite
-from evalkit.systems import ClaudeSystem, PythonSystem, System
+from evalkit.systems import ClaudeSystem, PythonSystem, RunnableSystem
 
 JudgeMode = Literal["auto", "on", "off"]
 
@@ -206,7 +206,7 @@ class Runner:
     def __init__(
         self,
         suite: Suite,
-        system: System,
+        system: RunnableSystem,
         options: RunOptions | None = None,
         *,
         client: Any = None,
