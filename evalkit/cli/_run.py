@@ -14,6 +14,7 @@ from evalkit.cli._args import (
     EXIT_OK,
     EXIT_USAGE,
     expand,
+    fraction,
     non_negative,
     positive,
 )
@@ -24,12 +25,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "run",
         help="run suites against a system and print a summary",
         description="Run every case of a suite (x repeats) through a system, grade it cheapest-first, and journal "
-        "the results to runs/<run-id>/ (manifest.json, results.jsonl, results.parquet). An interrupted run "
+        "the results to runs/<run-id>/ (manifest.json, results.jsonl, results.parquet). A folder of suites "
+        "(like goldens/) runs each suite in it, one run directory each. An interrupted run "
         "resumes with --resume without redoing finished cases. Claude calls go through the response cache, "
-        "so a rerun is free.",
+        "so a rerun is free. Exit 0 when every run finished; 1 when a run could score no check because every "
+        "check errored, when a --gate failed, or (with --fail-on-error) when any case errored; 2 on bad input.",
     )
     p.add_argument(
-        "suites", nargs="*", metavar="SUITE", help="suite folder, .jsonl file, or a folder of suites"
+        "suites",
+        nargs="*",
+        metavar="SUITE",
+        help="suite folder, .jsonl file, or a folder of suites (each suite in it is run); none with --resume",
     )
     p.add_argument(
         "--system",
@@ -61,38 +67,57 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--judge",
         choices=["auto", "on", "off"],
         default=None,
-        help="run judge checks: auto (when ANTHROPIC_API_KEY is set, or --cache replay reads recorded verdicts), on, off",
+        help="run judge checks: auto (the default: when ANTHROPIC_API_KEY is set, or --cache replay reads recorded "
+        "verdicts; with --resume, the run's own), on, off",
     )
     p.add_argument(
         "--batch",
         action="store_true",
-        help="send uncached requests through the Message Batches API (with --resume: if the run was a batch run, "
-        "its batches are collected, not submitted again)",
+        help="send uncached requests through the Message Batches API (default: off, one call per request; with "
+        "--resume: if the run was a batch run, its batches are collected, not submitted again)",
     )
     p.add_argument("--max-retries", type=non_negative, default=4, help="retries per API call (default 4)")
     p.add_argument(
         "--processes",
         type=positive,
         default=None,
-        help="worker processes for model calls (default: one per 16 calls in flight, up to the cores)",
+        help="worker processes for model calls (default: one per 16 cases in flight, --concurrency // 16, at "
+        "most the cores + 1; one process below --concurrency 32)",
     )
     p.add_argument("--out", default=None, help="run directory (default runs/<run-id>)")
     p.add_argument("--runs-dir", default="runs", help="where new run directories go (default runs/)")
-    p.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="RUN_DIR",
+        help="finish an interrupted run, or run its errored cases again, with the run's own settings",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar (default: one on stderr)")
     p.add_argument("--report", action="store_true", help="also write report.html into the run directory")
     p.add_argument(
         "--gate",
         action="store_true",
         help="also gate each run against its suite's baseline.json (exit 1 when any suite regressed)",
     )
-    p.add_argument("--max-drop", type=float, default=0.02, help="the gate's tolerated drop (default 0.02)")
+    p.add_argument(
+        "--max-drop",
+        type=fraction,
+        default=0.02,
+        metavar="FRACTION",
+        help="the gate's tolerated drop in pass rate, as a fraction (default 0.02 = 2 points)",
+    )
+    p.add_argument(
+        "--fail-on-error",
+        action="store_true",
+        help="exit 1 when any case ended in an error (default: errors are listed with the --resume command that "
+        "runs them again, and exit 1 only when every check errored)",
+    )
     p.add_argument(
         "--dry-run",
         action="store_true",
         help="send nothing but count_tokens: estimate tokens and dollars per grader kind (offline: by characters)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, run_parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,6 +164,14 @@ def run(args: argparse.Namespace) -> int:
         # the responses already paid for are in the run's own cache: resuming elsewhere would pay again
         if args.cache_dir is None and manifest.cache.get("directory"):
             args.cache_dir = manifest.cache["directory"]
+    elif not args.suites:
+        args.run_parser.print_usage(sys.stderr)
+        print(
+            "evalkit run: error: give a SUITE (a suite folder, a .jsonl file or a folder of suites), "
+            "or --resume RUN_DIR",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     else:
         paths = expand(args.suites)
     if args.concurrency is None:
@@ -189,6 +222,10 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"  to run the {errored} errored case{'s' if errored > 1 else ''} again: evalkit run --resume {outcome.run_dir}"
             )
+        failure = _failed_run(rows, errored, fail_on_error=args.fail_on_error)
+        if failure:
+            print(f"  exit 1: {failure}")
+            status = max(status, EXIT_FAIL)
         baseline = suite.base_dir / "baseline.json"
         if args.report:
             from evalkit._fs import atomic_write_text
@@ -230,3 +267,19 @@ def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
     return estimate_run(
         suite, system, repeats=args.repeats, judge=judge, count_tokens=count, batch=args.batch
     ).format()
+
+
+def _failed_run(rows: Any, errored: int, *, fail_on_error: bool) -> str | None:
+    """Why a finished run exits 1 though no gate was asked for, or None.
+
+    A run that scored nothing because every check errored measured nothing: a pass rate over no cases must not
+    read as a green build. Some errors among scored cases are listed and resumable, so they fail the run only
+    when asked (--fail-on-error)."""
+    statuses = rows.get_column("status")
+    scored = int(statuses.is_in(["pass", "fail"]).sum())
+    if scored == 0 and int((statuses == "error").sum()) > 0:
+        return "no check could be scored: every check errored (the errors are listed above)"
+    if fail_on_error and errored:
+        cases = f"{errored} case{'s' if errored > 1 else ''}"
+        return f"{cases} ended in an error and --fail-on-error was given"
+    return None
