@@ -22,7 +22,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--cache-dir", default=None, help=CACHE_DIR_HELP)
     p.add_argument(
-        "--older-than", type=_days, default=None, metavar="DAYS", help="prune entries older than DAYS (> 0)"
+        "--older-than",
+        type=_days,
+        default=None,
+        metavar="DAYS",
+        help="prune entries older than DAYS (> 0; prune needs it, there is no default)",
     )
     p.add_argument(
         "--dry-run",

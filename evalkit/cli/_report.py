@@ -13,7 +13,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "report",
         help="summarise a run, compare it with a baseline, write an HTML report",
         description="Print a run's summary and, with --baseline, the paired change against it: the difference "
-        "with its 95%% interval and McNemar's exact p, the flipped cases, and the slices that moved. When both "
+        "with its 95% interval and McNemar's exact p, the flipped cases, and the slices that moved. When both "
         "sides share a suite version and prompt but resolved to different model versions, that comes first. "
         "--html writes one self-contained file (inline SVG charts, no scripts, opens offline).",
     )
@@ -22,9 +22,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--baseline",
         default=None,
         metavar="RUN_OR_BASELINE_JSON",
-        help="compare with this run directory or baseline.json",
+        help="compare with this run directory or baseline.json (default: none, the run alone)",
     )
-    p.add_argument("--html", default=None, metavar="FILE", help="write the HTML report here")
+    p.add_argument(
+        "--html", default=None, metavar="FILE", help="write the HTML report here (default: none, text only)"
+    )
     p.add_argument(
         "--max-flipped",
         type=positive,
