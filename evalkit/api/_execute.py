@@ -14,7 +14,7 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:
     from evalkit.api._run import Run
     from evalkit.suite import Suite
-    from evalkit.systems import System
+    from evalkit.systems import RunnableSystem, System
 
 SuiteLike = "Suite | str | Path"
 SystemLike = "System | Callable[[Any], Any] | str | Path | None"
@@ -37,31 +37,26 @@ def _source_hash(fn: Callable[..., Any]) -> str | None:
         return None
 
 
-def as_run_system(system: System | Callable[[Any], Any] | str | Path | None, suite: Suite) -> System:
+def as_run_system(system: System | Callable[[Any], Any] | str | Path | None, suite: Suite) -> RunnableSystem:
     """A system from what a notebook passes: a System, a plain function, a spec string or None (the default).
 
-    A function takes a case's input and returns its output; it is named ``module:qualname`` in the manifest,
-    and its source is hashed so a resumed run can tell when it changed.
+    A function takes a case's input and returns its output; it is named ``module:name`` in the manifest, and
+    when it has no file of its own (a notebook cell) its source is hashed, so a resumed run can tell when it
+    changed.
     """
-    from evalkit.systems import ClaudeSystem, PythonSystem, load_system
+    import dataclasses
 
-    if isinstance(system, PythonSystem | ClaudeSystem):
-        return system
-    if system is None or isinstance(system, str | Path):
-        return load_system(None if system is None else str(system), suite)
-    if callable(system):
-        if inspect.iscoroutinefunction(system):
-            raise EvalkitError(
-                f"{getattr(system, '__name__', system)!r} is an async function; pass a plain function "
-                "(wrap it: lambda x: asyncio.run(f(x)))"
-            )
-        module = getattr(system, "__module__", None) or "python"
-        name = f"{module}:{getattr(system, '__name__', type(system).__name__)}"
-        return PythonSystem(name, system, origin=name, code_hash=_source_hash(system))
-    raise EvalkitError(
-        f"cannot run {system!r} as a system: pass a function input -> output, 'baseline', 'claude', "
-        "'module:function' or 'path/file.py:function'"
-    )
+    from evalkit.systems import ClaudeSystem, PythonSystem, as_system, load_system, python_system
+
+    if system is None:
+        return load_system(None, suite)
+    if isinstance(system, PythonSystem | ClaudeSystem | str | Path) or not callable(system):
+        return as_system(system, suite=suite)
+    module = getattr(system, "__module__", None) or "python"
+    made = python_system(system, name=f"{module}:{getattr(system, '__name__', type(system).__name__)}")
+    if made.code_hash is None:
+        made = dataclasses.replace(made, code_hash=_source_hash(system))
+    return made
 
 
 def run(

@@ -13,7 +13,7 @@ from evalkit.cache import ResponseCache
 from evalkit.graders import GradingContext, Judge, JudgeFn
 from evalkit.runner._options import RunOptions
 from evalkit.suite import Suite
-from evalkit.systems import System
+from evalkit.systems import RunnableSystem
 
 
 def has_api_key() -> bool:
@@ -42,7 +42,7 @@ class RunContext:
     """Suite, system, options, response cache, judge and client of a run; build it with :meth:`create`."""
 
     suite: Suite
-    system: System
+    system: RunnableSystem
     options: RunOptions
     cache: ResponseCache
     grading: GradingContext
@@ -60,7 +60,7 @@ class RunContext:
     def create(
         cls,
         suite: Suite,
-        system: System,
+        system: RunnableSystem,
         options: RunOptions,
         *,
         client: Any = None,

@@ -17,7 +17,7 @@ from typing import Any
 from evalkit.client import cost_usd
 from evalkit.graders import Grade, GradingContext, Judge, grade_case
 from evalkit.suite import Case, JudgeCheck, JudgeSettings, Suite
-from evalkit.systems import ClaudeSystem, PythonSystem, System
+from evalkit.systems import ClaudeSystem, PythonSystem, RunnableSystem
 
 CHARS_PER_TOKEN = 4
 
@@ -88,7 +88,7 @@ def _price(model: str, input_tokens: int, output_tokens: int, batch: bool) -> fl
 
 def estimate_run(
     suite: Suite,
-    system: System,
+    system: RunnableSystem,
     *,
     repeats: int = 1,
     judge: JudgeSettings | None = None,

@@ -26,7 +26,7 @@ from evalkit.runner._stops import AuthFailure, BatchFailure, StopRun
 from evalkit.runner._threads import run_in_threads
 from evalkit.runner._workers import CaseWorkers, WorkerStopped, record_from_workers
 from evalkit.suite import Case, Suite
-from evalkit.systems import ClaudeSystem, System
+from evalkit.systems import ClaudeSystem, RunnableSystem
 
 Ending = Literal["complete", "interrupted", "stopped", "failed"]
 
@@ -60,7 +60,7 @@ class Runner:
     def __init__(
         self,
         suite: Suite,
-        system: System,
+        system: RunnableSystem,
         options: RunOptions | None = None,
         *,
         client: Any = None,

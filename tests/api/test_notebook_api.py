@@ -143,9 +143,9 @@ def test_bad_arguments_are_clear_errors(suite: Any, tmp_path: Path) -> None:
     async def predict(x: Any) -> Any:
         return x
 
-    with pytest.raises(EvalkitError, match="async function"):
+    with pytest.raises(EvalkitError, match="is `async def`"):
         ek.run(suite, predict, runs_dir=tmp_path, progress=False)
-    with pytest.raises(EvalkitError, match="cannot run 42"):
+    with pytest.raises(EvalkitError, match="cannot make a system of 42"):
         ek.run(suite, 42, runs_dir=tmp_path, progress=False)  # type: ignore[arg-type]
     with pytest.raises(EvalkitError, match="repeats must be at least 1"):
         ek.run(suite, "baseline", repeats=0, runs_dir=tmp_path, progress=False)

@@ -388,10 +388,10 @@ def test_resume_keeps_the_runs_cache_judge_and_batch_modes(
 ) -> None:
     server, run = cli
     root = make_suite(tmp_path, n=6)
-    # a replay run against an empty cache: every case is a replay miss, and nothing is sent
+    # a replay run against an empty cache: every case is a replay miss, and nothing is sent (exit 1: nothing scored)
     (tmp_path / "cache").mkdir()
-    assert run(str(root), "--system", "claude", "--out", "replayed", "--cache", "replay") == 0
-    assert run("--resume", "replayed") == 0
+    assert run(str(root), "--system", "claude", "--out", "replayed", "--cache", "replay") == 1
+    assert run("--resume", "replayed") == 1
     assert server.requests_to("/v1/messages") == [] and batch_creates(server) == []
 
     # a batch run whose judge was off: resumed, its cases left come from its batch (collected again, not sent

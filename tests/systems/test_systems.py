@@ -257,7 +257,7 @@ def test_a_file_system_run_resumes_from_another_directory(tmp_path: Path) -> Non
     other.mkdir()
     args = ("--runs-dir", str(tmp_path / "runs"), "--cache", "off", "--quiet")
     first = run_cli("run", "suite", "--system", "slow.py:predict", *args, cwd=tmp_path / "work")
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 1, first.stderr  # every case raised: nothing scored
     (run_dir,) = (tmp_path / "runs").iterdir()
     recorded = json.loads((run_dir / "manifest.json").read_text())["system"]
     assert recorded["origin"] == str((tmp_path / "work" / "slow.py").resolve())
@@ -267,8 +267,8 @@ def test_a_file_system_run_resumes_from_another_directory(tmp_path: Path) -> Non
     assert again.returncode == 2 and "code_hash has changed" in again.stderr  # found, and compared
     (tmp_path / "work" / "slow.py").write_text(FAILING)
     again = run_cli("run", "--resume", str(run_dir), "--quiet", cwd=other)
-    assert again.returncode == 0, again.stderr
-    assert "not found" not in again.stderr
+    assert again.returncode == 1, again.stderr  # found and run again (and still raising)
+    assert "not found" not in again.stderr and "every check errored" in again.stdout
 
 
 # 6. a file system can import a module next to it -----------------------------------------------------------------

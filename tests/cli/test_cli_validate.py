@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # ten different faults, one per line (the first line is valid)
 TEN_FAULTS = [
@@ -146,20 +146,20 @@ def test_a_gate_that_cannot_judge_one_suite_does_not_stop_the_others(tmp_path: P
 def test_a_file_system_given_by_another_path_is_the_same_system(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.cli._main import _same_system
+    from evalkit.runner._resume import same_system
 
     (tmp_path / "pipe.py").write_text("def predict(input):\n    return input\n")
     monkeypatch.chdir(tmp_path)
-    assert _same_system("pipe.py:predict", f"{tmp_path}/pipe.py:predict")
-    assert not _same_system("pipe.py:other", f"{tmp_path}/pipe.py:predict")
-    assert not _same_system("claude", "baseline")
+    assert same_system("pipe.py:predict", f"{tmp_path}/pipe.py:predict")
+    assert not same_system("pipe.py:other", f"{tmp_path}/pipe.py:predict")
+    assert not same_system("claude", "baseline")
 
 
 def test_a_default_system_file_given_from_the_suite_folder_is_the_same_system(tmp_path: Path) -> None:
-    from evalkit.cli._main import _same_system
+    from evalkit.runner._resume import same_system
 
     suite = tmp_path / "suite"
     (suite / "sys").mkdir(parents=True)
     (suite / "sys" / "x.py").write_text("def predict(input):\n    return input\n")
-    assert _same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", suite)
-    assert not _same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", None) or Path.cwd() == suite
+    assert same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", suite)
+    assert not same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", None) or Path.cwd() == suite

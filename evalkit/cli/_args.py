@@ -1,0 +1,57 @@
+"""What the subcommands share: exit codes, argparse types, suite-path expansion."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+CACHE_DIR_HELP = "cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
+
+
+def expand(paths: Sequence[str]) -> list[Path]:
+    """A folder holding suite folders (like goldens/) stands for each suite in it."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir() and not (p / "cases.jsonl").exists():
+            subs = sorted(d for d in p.iterdir() if (d / "cases.jsonl").exists())
+            subs += sorted(f for f in p.glob("*.jsonl"))
+            out.extend(subs or [p])
+        else:
+            out.append(p)
+    return out
+
+
+def print_help(parser: argparse.ArgumentParser) -> int:
+    """A command given without its action: its help on stderr, and a usage error."""
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a fraction in [0, 1)."""
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError("must be a fraction in [0, 1), e.g. 0.02 for 2 points")
+    return value
+
+
+def int_at_least(least: int, says: str) -> Callable[[str], int]:
+    """An argparse type: an int of at least `least`."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(says)
+        return value
+
+    parse.__name__ = "int"  # argparse names the type in its message for text that is not a number
+    return parse
+
+
+positive = int_at_least(1, "must be at least 1")
+non_negative = int_at_least(0, "must be 0 or more")

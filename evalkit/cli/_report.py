@@ -1,0 +1,53 @@
+"""`evalkit report`: summarise a run, compare it with a baseline, write an HTML report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalkit.cli._args import EXIT_OK, positive
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="summarise a run, compare it with a baseline, write an HTML report",
+        description="Print a run's summary and, with --baseline, the paired change against it: the difference "
+        "with its 95% interval and McNemar's exact p, the flipped cases, and the slices that moved. When both "
+        "sides share a suite version and prompt but resolved to different model versions, that comes first. "
+        "--html writes one self-contained file (inline SVG charts, no scripts, opens offline).",
+    )
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="RUN_OR_BASELINE_JSON",
+        help="compare with this run directory or baseline.json (default: none, the run alone)",
+    )
+    p.add_argument(
+        "--html", default=None, metavar="FILE", help="write the HTML report here (default: none, text only)"
+    )
+    p.add_argument(
+        "--max-flipped",
+        type=positive,
+        default=200,
+        metavar="N",
+        help="flipped cases listed in the HTML report, regressions first (default 200; the count is always shown)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit._fs import atomic_write_text
+    from evalkit.baseline import load_reference
+    from evalkit.report import build_report, format_report, render_html
+    from evalkit.results import load_run
+
+    manifest, rows = load_run(args.run)
+    reference = load_reference(args.baseline) if args.baseline else None
+    report = build_report(manifest, rows, reference)
+    print(format_report(report))
+    if args.html:
+        atomic_write_text(Path(args.html), render_html(report, max_flipped=args.max_flipped))
+        print(f"  HTML report written to {args.html}")
+    return EXIT_OK
