@@ -55,3 +55,43 @@ def int_at_least(least: int, says: str) -> Callable[[str], int]:
 
 positive = int_at_least(1, "must be at least 1")
 non_negative = int_at_least(0, "must be 0 or more")
+
+
+def show_failures(text: str) -> int | str:
+    """--show-failures: a count of failing cases to list, or "all"."""
+    if text == "all":
+        return "all"
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'all', got {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {n}")
+    return n
+
+
+def add_show_failures(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--show-failures",
+        type=show_failures,
+        default=10,
+        metavar="N|all",
+        help="how many failing cases to list, with what failed (default 10; 'all' lists every one)",
+    )
+
+
+def add_gate_loosening(p: argparse.ArgumentParser) -> None:
+    """The options that loosen a fail-closed gate; both are printed in its verdict and JUnit file."""
+    p.add_argument(
+        "--allow-unscored",
+        type=int,
+        default=0,
+        metavar="N",
+        help="tolerate up to N baseline cases the run cannot verify: errored, unscored or missing (default 0)",
+    )
+    p.add_argument(
+        "--allow-version-change",
+        action="store_true",
+        help="across suite versions, compare only the cases whose content did not change (default: a changed "
+        "suite version fails the gate)",
+    )

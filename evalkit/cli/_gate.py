@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._args import EXIT_FAIL, EXIT_OK, fraction
+from evalkit.cli._args import EXIT_FAIL, EXIT_OK, add_gate_loosening, fraction
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,9 +13,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="exit 1 when a run's pass rate dropped below its baseline",
         description="Compare a finished run with its baseline on the case ids both share and exit 1 when the "
         "pass rate dropped by more than --max-drop (with --require-significant: and McNemar's exact test "
-        "calls the drop significant at alpha 0.05). Exit 0 otherwise; 2 on bad input (missing or unreadable "
-        "files, an unfinished run, a baseline of another suite). A different suite version is a warning: only "
-        "shared case ids are compared.",
+        "calls the drop significant at alpha 0.05). It fails closed: baseline cases the run errored on, left "
+        "unscored (a judge that did not run) or lacks, and a different suite version, fail it too, each named "
+        "with its fix. Exit 0 otherwise; 2 on bad input (missing or unreadable files, an unfinished run, a "
+        "baseline of another suite).",
     )
     p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
     p.add_argument("--baseline", required=True, metavar="BASELINE", help="baseline.json or a run directory")
@@ -37,6 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="FILE",
         help="write JUnit XML, one test per case (failure message: the failing checks)",
     )
+    add_gate_loosening(p)
     p.set_defaults(func=run)
 
 
@@ -49,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         require_significant=args.require_significant,
         junit=args.junit,
+        allow_unscored=args.allow_unscored,
+        allow_version_change=args.allow_version_change,
     )
     print(outcome.text)
     return EXIT_FAIL if outcome.decision.failed else EXIT_OK

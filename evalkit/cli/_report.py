@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli._args import EXIT_OK, positive
+from evalkit.cli._args import EXIT_OK, add_show_failures, positive
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,7 +15,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Print a run's summary and, with --baseline, the paired change against it: the difference "
         "with its 95% interval and McNemar's exact p, the flipped cases, and the slices that moved. When both "
         "sides share a suite version and prompt but resolved to different model versions, that comes first. "
-        "--html writes one self-contained file (inline SVG charts, no scripts, opens offline).",
+        "--html writes one self-contained file (inline SVG charts, a table of every failing case that filters and sorts with a small inline script and shows without it; opens offline).",
     )
     p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
     p.add_argument(
@@ -34,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="N",
         help="flipped cases listed in the HTML report, regressions first (default 200; the count is always shown)",
     )
+    add_show_failures(p)
     p.set_defaults(func=run)
 
 
@@ -45,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
     manifest, rows = load_run(args.run)
     reference = load_reference(args.baseline) if args.baseline else None
-    report = build_report(manifest, rows, reference)
-    print(format_report(report))
+    report = build_report(manifest, rows, reference, run_dir=args.run)
+    print(format_report(report, show_failures=args.show_failures))
     if args.html:
         atomic_write_text(Path(args.html), render_html(report, max_flipped=args.max_flipped))
         print(f"  HTML report written to {args.html}")

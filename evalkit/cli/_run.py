@@ -13,6 +13,8 @@ from evalkit.cli._args import (
     EXIT_FAIL,
     EXIT_OK,
     EXIT_USAGE,
+    add_gate_loosening,
+    add_show_failures,
     expand,
     fraction,
     non_negative,
@@ -94,6 +96,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar (default: one on stderr)")
     p.add_argument("--report", action="store_true", help="also write report.html into the run directory")
+    add_show_failures(p)
+    add_gate_loosening(p)
     p.add_argument(
         "--gate",
         action="store_true",
@@ -215,7 +219,13 @@ def run(args: argparse.Namespace) -> int:
         runner = Runner(suite, system, options)
         outcome = runner.run(resume=Path(args.resume) if args.resume else None)
         manifest, rows = load_run(outcome.run_dir)
-        print(format_summary(manifest, rows))
+        from evalkit.report import judge_criteria
+
+        print(
+            format_summary(
+                manifest, rows, show_failures=args.show_failures, criteria=judge_criteria(outcome.run_dir)
+            )
+        )
         print(f"  run saved to {outcome.run_dir}")
         errored = rows.filter(pl.col("case_status") == "error").select("case_id", "repeat").n_unique()
         if errored:
@@ -227,16 +237,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  exit 1: {failure}")
             status = max(status, EXIT_FAIL)
         baseline = suite.base_dir / "baseline.json"
-        if args.report:
-            from evalkit._fs import atomic_write_text
-            from evalkit.baseline import load_reference
-            from evalkit.report import build_report, render_html
-
-            reference = load_reference(baseline) if baseline.exists() else None
-            html_path = outcome.run_dir / "report.html"
-            atomic_write_text(html_path, render_html(build_report(manifest, rows, reference)))
-            print(f"  report: {html_path}")
-        if args.gate:
+        gate = None
+        if args.gate:  # first, so the HTML report can show its verdict
             if not baseline.exists():
                 print(f"  gate: no {baseline}; accept one with `evalkit baseline accept {outcome.run_dir}`")
                 status = max(status, EXIT_FAIL)
@@ -244,13 +246,29 @@ def run(args: argparse.Namespace) -> int:
                 from evalkit.gate import run_gate
 
                 try:
-                    gate = run_gate(outcome.run_dir, baseline, max_drop=args.max_drop)
+                    gate = run_gate(
+                        outcome.run_dir,
+                        baseline,
+                        max_drop=args.max_drop,
+                        allow_unscored=args.allow_unscored,
+                        allow_version_change=args.allow_version_change,
+                    )
                 except EvalkitError as exc:  # this suite's gate cannot judge; the other suites still run
                     print(f"  gate: {exc}")
                     status = max(status, EXIT_USAGE)
                 else:
                     print("  " + gate.text.replace("\n", "\n  "))
                     status = max(status, gate.exit_code)
+        if args.report:
+            from evalkit._fs import atomic_write_text
+            from evalkit.baseline import load_reference
+            from evalkit.report import build_report, render_html
+
+            reference = load_reference(baseline) if baseline.exists() else None
+            html_path = outcome.run_dir / "report.html"
+            report = build_report(manifest, rows, reference, run_dir=outcome.run_dir)
+            atomic_write_text(html_path, render_html(report, gate=gate))
+            print(f"  report: {html_path}")
         print()
     return status
 

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from evalkit.baseline import Comparison, compare, slice_deltas
 from evalkit.report._build import Report, build_report
+from evalkit.report._failures import judge_criteria
 from evalkit.report._format import ci_pts, is_nan, money, pct, plural, pts, pval, secs
 from evalkit.report._html import case_inputs, render_html
 from evalkit.report._summary import format_summary
@@ -43,6 +44,7 @@ __all__ = [
     "format_report",
     "format_summary",
     "is_nan",
+    "judge_criteria",
     "left_out",
     "money",
     "pct",
