@@ -1,22 +1,15 @@
 """A local Anthropic-compatible HTTP server for tests and offline work."""
 
-from evalkit.testing.server._server import (
-    FAULT_KINDS,
-    PINNED_MODEL_IDS,
-    FaultKind,
-    FaultPlan,
-    LocalAnthropicServer,
-    Reply,
-    RequestRecord,
-    Responder,
-    count_input_tokens,
-    estimate_tokens,
-    example_from_schema,
-    last_user_text,
-    main,
-)
+from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan
+from evalkit.testing.server._log import RequestRecord
+from evalkit.testing.server._main import main
+from evalkit.testing.server._replies import DEFAULT_TEXT, PINNED_MODEL_IDS, Reply, Responder
+from evalkit.testing.server._schema_example import example_from_schema
+from evalkit.testing.server._server import LocalAnthropicServer
+from evalkit.testing.server._tokens import count_input_tokens, estimate_tokens, last_user_text, output_schema
 
 __all__ = [
+    "DEFAULT_TEXT",
     "FAULT_KINDS",
     "PINNED_MODEL_IDS",
     "FaultKind",
@@ -30,4 +23,5 @@ __all__ = [
     "example_from_schema",
     "last_user_text",
     "main",
+    "output_schema",
 ]
