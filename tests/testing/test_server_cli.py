@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -213,3 +215,29 @@ def test_command_line_fault_flags_make_a_fault_plan(capsys: pytest.CaptureFixtur
         taken.listen()
         assert main(["--port", str(taken.getsockname()[1])]) == 2
     assert "error: cannot serve on --host 127.0.0.1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "simulated"), [((), True), (("--judge", "off"), False)])
+def test_command_line_answers_judge_requests_with_the_simulated_judge(
+    flag: tuple[str, ...], simulated: bool
+) -> None:
+    from evalkit.graders import Judge
+    from evalkit.suite import JudgeCheck, parse_case
+
+    case, _ = parse_case(
+        {"id": "c", "input": "q", "checks": [{"kind": "judge", "rubric": ["Says hello", "Is short"]}]}
+    )
+    assert case is not None
+    (check,) = [c for c in case.checks if isinstance(c, JudgeCheck)]
+    request = Judge(client=None).build_request(check, "hello there", case)
+    with serving_command_line("--port", "0", *flag) as base_url:
+        post = urllib.request.Request(
+            f"{base_url}/v1/messages",
+            data=json.dumps(request).encode(),
+            headers={"content-type": "application/json", "x-api-key": API_KEY},
+        )
+        with urllib.request.urlopen(post, timeout=10) as response:
+            reply = json.loads(response.read())
+    verdict = json.loads(reply["content"][0]["text"])
+    assert (len(verdict["criteria"]) == 2) is simulated
+    assert (reply["model"] == "simulated-judge") is simulated

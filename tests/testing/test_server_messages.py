@@ -168,3 +168,23 @@ def test_count_tokens_equals_the_usage_of_the_same_request(anthropic_server: Loc
     plain = client.messages.count_tokens(**request).input_tokens
     assert 0 < plain < counted  # the schema counts
     assert client.messages.create(**request, max_tokens=10).usage.input_tokens == plain
+
+
+def test_example_from_schema_honours_item_counts_lengths_and_bounds() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "minLength": 9}, "minItems": 2},
+            "code": {"type": "string", "maxLength": 3},
+            "score": {"type": "integer", "minimum": 3, "maximum": 5},
+            "ratio": {"type": "number", "exclusiveMinimum": 2},
+            "cap": {"type": "integer", "maximum": 0},
+        },
+    }
+    value = example_from_schema(schema)
+
+    assert len(value["tags"]) == 2 and all(len(t) >= 9 for t in value["tags"])
+    assert len(value["code"]) <= 3
+    assert value["score"] == 3 and isinstance(value["score"], int)
+    assert value["ratio"] > 2
+    assert value["cap"] <= 0

@@ -56,6 +56,8 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     # Idle keep-alive connections are dropped after this many seconds.
     timeout = 30.0
+    # headers the server adds to every response on this connection (simulated marks, rate-limit state)
+    extra_headers: Mapping[str, str] = {}
 
     def parse_request(self) -> bool:
         """The request line and headers, as ``BaseHTTPRequestHandler.parse_request`` reads them (HTTP/1.0 and
@@ -162,6 +164,8 @@ class Handler(BaseHTTPRequestHandler):
         phrase = self.responses[status][0] if status in self.responses else ""
         lines = [f"HTTP/1.1 {status} {phrase}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
+        if self.extra_headers:
+            lines += [f"{name}: {value}" for name, value in self.extra_headers.items()]
         lines.append(f"content-length: {len(payload)}")
         if self.close_connection:
             lines.append("connection: close")

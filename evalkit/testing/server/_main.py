@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan, normalise_fault
 from evalkit.testing.server._replies import DEFAULT_TEXT, PINNED_MODEL_IDS
 from evalkit.testing.server._server import LocalAnthropicServer
+from evalkit.testing.server._simulated_judge import SimulatedJudge
 
 __all__ = ["main"]
 
@@ -36,6 +37,13 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--resolve-models",
         action="store_true",
         help="answer undated aliases with the dated model ids (claude-sonnet-4-5 -> claude-sonnet-4-5-20250929)",
+    )
+    parser.add_argument(
+        "--judge",
+        choices=("simulated", "off"),
+        default="simulated",
+        help="simulated (default): answer evalkit's judge requests with simulated verdicts (model "
+        "simulated-judge); off: answer them like any other request",
     )
     parser.add_argument("--no-auth", action="store_true", help="accept requests without an API key")
     parser.add_argument(
@@ -81,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models=PINNED_MODEL_IDS if args.resolve_models else None,
         require_auth=not args.no_auth,
         faults=args.fault_plan,
+        judge=SimulatedJudge() if args.judge == "simulated" else None,
         host=args.host,
         port=args.port,
     )

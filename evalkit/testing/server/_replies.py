@@ -56,8 +56,9 @@ class Reply:
         return ""
 
 
-Responder = Callable[[dict[str, Any]], "str | dict[str, Any] | list[Any] | Reply"]
-"""``(request_body) -> reply``: a string is the reply text, a dict or list is sent as JSON text."""
+Responder = Callable[[dict[str, Any]], "str | dict[str, Any] | list[Any] | Reply | None"]
+"""``(request_body) -> reply``: a string is the reply text, a dict or list is sent as JSON text; None leaves the
+request to the default reply."""
 
 Rule = tuple[re.Pattern[str], "str | dict[str, Any] | list[Any] | Reply"]
 """A compiled ``(regex, reply)`` pair, tried with ``re.search`` on the last user message."""
@@ -84,17 +85,23 @@ def resolve_reply(
     text: str,
     models: Mapping[str, str],
     errors: list[BaseException],
+    judge: Callable[[dict[str, Any]], Reply | None] | None = None,
+    model_prefix: str = "",
 ) -> ResolvedReply:
-    """The reply to a (valid) messages request: the first matching rule, else the responder, else ``text``.
+    """The reply to a (valid) messages request: the judge's verdict for a judge request, else the first matching
+    rule, else the responder, else ``text`` (a schema example for a structured-output request).
 
-    A responder's exception is kept in ``errors`` and answered 500.
+    A responder's exception is kept in ``errors`` and answered 500. ``model_prefix`` goes before the model id
+    of a reply that does not name its own.
     """
     # what the body asks for is read before the responder, which may change the body it is given
     input_tokens = count_input_tokens(body)
     requested = str(body.get("model"))
     schema = output_schema(body)
     reply: str | dict[str, Any] | list[Any] | Reply | None = None
-    if rules:
+    if judge is not None and schema is not None:
+        reply = judge(body)
+    if reply is None and rules:
         user_text = last_user_text(body)
         for pattern, rule_reply in rules:
             if pattern.search(user_text):
@@ -109,7 +116,7 @@ def resolve_reply(
     if reply is None:
         reply = text if schema is None else Reply(data=example_from_schema(schema))
 
-    model = models.get(requested, requested)
+    model = model_prefix + models.get(requested, requested)
     stop_reason = "end_turn"
     overrides: Mapping[str, int] = {}
     if isinstance(reply, Reply):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +28,8 @@ def example_from_schema(
     """A small JSON value that follows ``schema`` (the first enum value, every property, ...).
 
     Used as the default reply to a structured-output request, so that offline runs get parseable
-    output. Constraints that the SDK moves into descriptions (minimum, pattern, ...) are not honoured.
+    output. ``minItems``, ``minLength``/``maxLength`` and numeric bounds are honoured when the schema keeps them;
+    ``pattern`` is not.
     """
     root = _root if _root is not None else schema
     if _depth > 32:
@@ -56,15 +58,39 @@ def example_from_schema(
         return {name: example_from_schema(sub, root, _depth + 1) for name, sub in props.items()}
     if type_ == "array":
         items = schema.get("items")
-        if isinstance(items, dict) and int(schema.get("minItems", 0) or 0) > 0:
-            return [example_from_schema(items, root, _depth + 1)]
+        n_items = int(schema.get("minItems", 0) or 0)
+        if isinstance(items, dict) and n_items > 0:
+            return [example_from_schema(items, root, _depth + 1) for _ in range(n_items)]
         return []
     if type_ == "string":
-        return _FORMAT_EXAMPLES.get(str(schema.get("format", "")), "example")
-    if type_ == "integer":
-        return 1
-    if type_ == "number":
-        return 1.0
+        text = _FORMAT_EXAMPLES.get(str(schema.get("format", "")), "example")
+        min_length, max_length = schema.get("minLength"), schema.get("maxLength")
+        if isinstance(min_length, int) and len(text) < min_length:
+            text = (text * (min_length // len(text) + 1))[:min_length]
+        if isinstance(max_length, int) and len(text) > max_length:
+            text = text[:max_length]
+        return text
+    if type_ in ("integer", "number"):
+        return _number_in_bounds(schema, integer=type_ == "integer")
     if type_ == "boolean":
         return False
     return None
+
+
+def _number_in_bounds(schema: Mapping[str, Any], *, integer: bool) -> int | float:
+    """1 (or 1.0), moved inside the schema's bounds when it has them."""
+    value: float = 1
+    low, high = schema.get("minimum"), schema.get("maximum")
+    ex_low, ex_high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    step = 1 if integer else 0.5
+    if isinstance(low, int | float) and value < low:
+        value = low
+    if isinstance(ex_low, int | float) and value <= ex_low:
+        value = ex_low + step
+    if isinstance(high, int | float) and value > high:
+        value = high
+    if isinstance(ex_high, int | float) and value >= ex_high:
+        value = ex_high - step
+    if integer:
+        return math.ceil(value)
+    return float(value)

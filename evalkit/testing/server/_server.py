@@ -34,9 +34,13 @@ from evalkit.testing.server._http import Handler, HTTPServer, HTTPServer6
 from evalkit.testing.server._log import LOGGED_HEADER_VALUES, LogEntry, RequestRecord
 from evalkit.testing.server._messages import message_json, require_dict, validate_messages
 from evalkit.testing.server._replies import DEFAULT_TEXT, Reply, Responder, Rule, compile_rules, resolve_reply
+from evalkit.testing.server._simulated_judge import SimulatedJudge
 from evalkit.testing.server._tokens import count_input_tokens
 
-__all__ = ["LocalAnthropicServer"]
+SIMULATED_HEADER = "x-evalkit-simulated"
+"""The header a server built with ``simulated=True`` puts on every response."""
+
+__all__ = ["SIMULATED_HEADER", "LocalAnthropicServer"]
 
 
 def _allowed_methods(path: str) -> tuple[str, ...]:
@@ -77,6 +81,11 @@ class LocalAnthropicServer:
         batch_delay: seconds after creation before a batch ends (0: ended at the first retrieve).
         api_key: if set, the only key accepted; otherwise any non-empty key is.
         require_auth: answer 401 to requests without ``x-api-key`` or ``Authorization: Bearer``.
+        judge: answers evalkit's judge requests (before rules and the responder), e.g. a ``SimulatedJudge``;
+            None (the default) leaves them to the rules, the responder and the default reply.
+        simulated: mark every reply as simulated: the model id of a reply that does not name its own gets a
+            ``simulated-`` prefix (a model no price table knows), and every response has the header
+            ``x-evalkit-simulated: true``.
     """
 
     def __init__(
@@ -95,6 +104,8 @@ class LocalAnthropicServer:
         require_auth: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
+        judge: SimulatedJudge | None = None,
+        simulated: bool = False,
     ) -> None:
         self.responder = responder
         self.rules: list[Rule] = compile_rules(rules)
@@ -114,6 +125,10 @@ class LocalAnthropicServer:
         self.require_auth = require_auth
         self.host = host
         self.port = port
+        self.judge = judge
+        self.simulated = simulated
+        # headers every response carries, besides its own
+        self._extra_headers: dict[str, str] = {SIMULATED_HEADER: "true"} if simulated else {}
 
         self.responder_errors: list[BaseException] = []
         self._log: list[LogEntry] = []
@@ -304,6 +319,8 @@ class LocalAnthropicServer:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         request_id = f"req_local_{record.index:012x}"
+        if self._extra_headers:
+            handler.extra_headers = self._extra_headers
         # The record is completed just before the answer leaves, so that a client that has its reply
         # always finds the request logged with its status (and no longer in flight).
         handler.on_answer = lambda status: self._complete(record, status)  # type: ignore[method-assign]
@@ -474,6 +491,8 @@ class LocalAnthropicServer:
             text=self.text,
             models=self.models,
             errors=self.responder_errors,
+            judge=self.judge.answer if self.judge is not None else None,
+            model_prefix="simulated-" if self.simulated else "",
         )
         message = message_json(reply, self._next_id("msg"), batch=batch)
         if since is not None:
