@@ -21,6 +21,12 @@ def _probability(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number above 0, got {text!r}")
+    return int(text)
+
+
 def add_parser(subparsers: Any) -> None:
     """Add ``serve`` to the ``evalkit`` command's subparsers."""
     p = subparsers.add_parser(
@@ -52,6 +58,10 @@ def add_parser(subparsers: Any) -> None:
         help="planted chance of obeying an instruction in the candidate, 0 to 1 (default 0)",
     )
     p.add_argument("--judge-seed", type=int, help="seed for the planted biases' draws (default 0)")
+    p.add_argument(
+        "--rpm", type=_positive_int, help="requests per minute, enforced like the API (429 with retry-after)"
+    )
+    p.add_argument("--itpm", type=_positive_int, help="input tokens per minute, enforced like the API")
     p.add_argument("--latency", type=float, default=0.0, help="seconds before each reply (default 0)")
     p.add_argument("--no-auth", action="store_true", help="accept requests without an API key")
     p.set_defaults(func=run)
@@ -59,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
 
 def build_server(args: argparse.Namespace) -> Any:
     """The (unstarted) server the arguments describe; raises ``RulesFileError`` for a bad rules file."""
-    from evalkit.testing.server import DEFAULT_TEXT, LocalAnthropicServer
+    from evalkit.testing.server import DEFAULT_TEXT, LocalAnthropicServer, RateLimits
     from evalkit.testing.server._rules_file import RulesFile, RulesResponder, load_rules_file
 
     rules = load_rules_file(args.rules) if args.rules else RulesFile()
@@ -82,6 +92,7 @@ def build_server(args: argparse.Namespace) -> Any:
         port=args.port,
         judge=judge,
         simulated=True,
+        rate_limits=RateLimits(rpm=args.rpm or rules.rpm, itpm=args.itpm or rules.itpm),
     )
 
 
@@ -105,6 +116,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     judge = server.judge
     what = "no judge" if judge is None else f"simulated judge ({_describe(judge)})"
+    limits = server.rate_limits
+    if limits.rpm or limits.itpm:
+        what += ", limits " + ", ".join(
+            f"{n} {v}" for n, v in (("rpm", limits.rpm), ("itpm", limits.itpm)) if v
+        )
     print(server.base_url, flush=True)
     print(
         f"serving with {what}; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",

@@ -3,6 +3,7 @@
 from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan
 from evalkit.testing.server._log import RequestRecord
 from evalkit.testing.server._main import main
+from evalkit.testing.server._rate_limits import RateLimits
 from evalkit.testing.server._replies import DEFAULT_TEXT, PINNED_MODEL_IDS, Reply, Responder
 from evalkit.testing.server._schema_example import example_from_schema
 from evalkit.testing.server._server import SIMULATED_HEADER, LocalAnthropicServer
@@ -19,6 +20,7 @@ __all__ = [
     "FaultPlan",
     "JudgeRule",
     "LocalAnthropicServer",
+    "RateLimits",
     "Reply",
     "RequestRecord",
     "Responder",

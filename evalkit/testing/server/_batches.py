@@ -10,20 +10,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from evalkit.testing.server._clock import rfc3339
 from evalkit.testing.server._errors import RequestError, error_payload
 
-__all__ = ["BATCH_PATH", "Batch", "BatchStore", "rfc3339"]
+__all__ = ["BATCH_PATH", "Batch", "BatchStore"]
 
 BATCH_PATH = re.compile(r"/v1/messages/batches/([^/]+)(/results|/cancel)?")
 """``/v1/messages/batches/<id>`` with an optional ``/results`` or ``/cancel``."""
 
 _BATCH_TTL = timedelta(hours=24)
 _CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-
-
-def rfc3339(moment: datetime) -> str:
-    """A UTC time as the API writes it (``...Z``)."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass

@@ -35,7 +35,8 @@ class RequestRecord:
     ``body`` is the JSON body as received (None when absent or not JSON), a fresh copy in each snapshot:
     neither a responder nor the reader of a snapshot can change what the log holds.
     ``status`` is None while a request is in flight and for faults that send no response
-    (``connection_reset``, ``timeout``). Times are ``time.monotonic()`` seconds.
+    (``connection_reset``, ``timeout``). Times are ``time.monotonic()`` seconds. ``rate_limited`` is true for a
+    request the server's rate limits answered 429 (an injected ``rate_limit`` fault is in ``fault`` instead).
     """
 
     index: int
@@ -49,6 +50,7 @@ class RequestRecord:
     status: int | None
     started_at: float
     finished_at: float | None
+    rate_limited: bool = False
 
     @property
     def auth_present(self) -> bool:
@@ -74,6 +76,7 @@ class LogEntry:
     status: int | None = None
     started_at: float = 0.0
     finished_at: float | None = None
+    rate_limited: bool = False
 
     def snapshot(self) -> RequestRecord:
         return RequestRecord(
@@ -88,4 +91,5 @@ class LogEntry:
             status=self.status,
             started_at=self.started_at,
             finished_at=self.finished_at,
+            rate_limited=self.rate_limited,
         )

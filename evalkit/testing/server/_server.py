@@ -33,6 +33,7 @@ from evalkit.testing.server._faults import FaultKind, FaultPlan
 from evalkit.testing.server._http import Handler, HTTPServer, HTTPServer6
 from evalkit.testing.server._log import LOGGED_HEADER_VALUES, LogEntry, RequestRecord
 from evalkit.testing.server._messages import message_json, require_dict, validate_messages
+from evalkit.testing.server._rate_limits import RateLimiter, RateLimits
 from evalkit.testing.server._replies import DEFAULT_TEXT, Reply, Responder, Rule, compile_rules, resolve_reply
 from evalkit.testing.server._simulated_judge import SimulatedJudge
 from evalkit.testing.server._tokens import count_input_tokens
@@ -83,6 +84,9 @@ class LocalAnthropicServer:
         require_auth: answer 401 to requests without ``x-api-key`` or ``Authorization: Bearer``.
         judge: answers evalkit's judge requests (before rules and the responder), e.g. a ``SimulatedJudge``;
             None (the default) leaves them to the rules, the responder and the default reply.
+        rate_limits: requests and input tokens per minute for ``/v1/messages`` (``RateLimits``): a request over
+            a limit gets 429 ``rate_limit_error`` with ``retry-after``; every response carries the
+            ``anthropic-ratelimit-*`` headers. ``rate_limited`` counts the 429s sent.
         simulated: mark every reply as simulated: the model id of a reply that does not name its own gets a
             ``simulated-`` prefix (a model no price table knows), and every response has the header
             ``x-evalkit-simulated: true``.
@@ -106,6 +110,7 @@ class LocalAnthropicServer:
         port: int = 0,
         judge: SimulatedJudge | None = None,
         simulated: bool = False,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         self.responder = responder
         self.rules: list[Rule] = compile_rules(rules)
@@ -127,6 +132,13 @@ class LocalAnthropicServer:
         self.port = port
         self.judge = judge
         self.simulated = simulated
+        self.rate_limits = rate_limits
+        self._limiter = (
+            RateLimiter(rate_limits)
+            if rate_limits is not None and (rate_limits.rpm is not None or rate_limits.itpm is not None)
+            else None
+        )
+        self._rate_limited = 0
         # headers every response carries, besides its own
         self._extra_headers: dict[str, str] = {SIMULATED_HEADER: "true"} if simulated else {}
 
@@ -232,6 +244,12 @@ class LocalAnthropicServer:
             return self._max_in_flight
 
     @property
+    def rate_limited(self) -> int:
+        """How many requests the server's rate limits answered 429 (injected faults not counted)."""
+        with self._log_lock:
+            return self._rate_limited
+
+    @property
     def in_flight(self) -> int:
         with self._log_lock:
             return self._in_flight
@@ -319,8 +337,8 @@ class LocalAnthropicServer:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
         request_id = f"req_local_{record.index:012x}"
-        if self._extra_headers:
-            handler.extra_headers = self._extra_headers
+        # (a handler serves every request of its connection: set afresh for each)
+        handler.extra_headers = self._extra_headers
         # The record is completed just before the answer leaves, so that a client that has its reply
         # always finds the request logged with its status (and no longer in flight).
         handler.on_answer = lambda status: self._complete(record, status)  # type: ignore[method-assign]
@@ -380,6 +398,8 @@ class LocalAnthropicServer:
         auth_ok: bool,
         request_id: str,
     ) -> int | None:
+        if self._limiter is not None:  # every response says where the limits stand
+            handler.extra_headers = {**self._extra_headers, **self._limiter.peek()}
         if self.require_auth and not auth_ok:
             message = (
                 "invalid x-api-key"
@@ -393,6 +413,24 @@ class LocalAnthropicServer:
             with self._log_lock:
                 record.fault = fault
             return self._inject(handler, fault, request_id)
+
+        limiter = self._limiter
+        if limiter is not None and record.path == "/v1/messages" and record.method == "POST":
+            tokens = count_input_tokens(body) if isinstance(body, dict) else 0
+            decision = limiter.take(tokens)
+            handler.extra_headers = {**self._extra_headers, **decision.headers}
+            if not decision.allowed:
+                with self._log_lock:
+                    record.rate_limited = True
+                    self._rate_limited += 1
+                return self._send_error(
+                    handler,
+                    429,
+                    "This request would exceed the rate limit (requests or input tokens per minute); "
+                    f"retry after {decision.retry_after} s",
+                    request_id,
+                    {"retry-after": str(decision.retry_after)},
+                )
 
         try:
             if body_error is not None:
