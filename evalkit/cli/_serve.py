@@ -69,8 +69,14 @@ def add_parser(subparsers: Any) -> None:
 
 def build_server(args: argparse.Namespace) -> Any:
     """The (unstarted) server the arguments describe; raises ``RulesFileError`` for a bad rules file."""
-    from evalkit.testing.server import DEFAULT_TEXT, LocalAnthropicServer, RateLimits
-    from evalkit.testing.server._rules_file import RulesFile, RulesResponder, load_rules_file
+    from evalkit.testing.server import (
+        DEFAULT_TEXT,
+        LocalAnthropicServer,
+        RateLimits,
+        RulesFile,
+        RulesResponder,
+        load_rules_file,
+    )
 
     rules = load_rules_file(args.rules) if args.rules else RulesFile()
     mode = args.judge or rules.judge_mode or "simulated"
@@ -98,7 +104,7 @@ def build_server(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C (or SIGTERM); 2 for a bad rules file or an address that cannot be bound."""
-    from evalkit.testing.server._rules_file import RulesFileError
+    from evalkit.testing.server import RulesFileError
 
     try:
         server = build_server(args)

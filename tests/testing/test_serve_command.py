@@ -22,8 +22,7 @@ import pytest
 
 from evalkit.cli import _serve
 from evalkit.testing import LocalAnthropicServer
-from evalkit.testing.server import SIMULATED_JUDGE_MODEL
-from evalkit.testing.server._rules_file import RulesFileError, load_rules_file
+from evalkit.testing.server import SIMULATED_JUDGE_MODEL, RulesFileError, load_rules_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVE_SCRIPT = (
