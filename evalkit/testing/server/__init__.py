@@ -1,33 +1,39 @@
 """A local Anthropic-compatible HTTP server for tests and offline work."""
 
-from evalkit.testing.server._server import (
-    FAULT_KINDS,
-    PINNED_MODEL_IDS,
-    FaultKind,
-    FaultPlan,
-    LocalAnthropicServer,
-    Reply,
-    RequestRecord,
-    Responder,
-    count_input_tokens,
-    estimate_tokens,
-    example_from_schema,
-    last_user_text,
-    main,
-)
+from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan
+from evalkit.testing.server._log import RequestRecord
+from evalkit.testing.server._main import main
+from evalkit.testing.server._rate_limits import RateLimits
+from evalkit.testing.server._replies import DEFAULT_TEXT, PINNED_MODEL_IDS, Reply, Responder
+from evalkit.testing.server._rules_file import RulesFile, RulesFileError, RulesResponder, load_rules_file
+from evalkit.testing.server._schema_example import example_from_schema
+from evalkit.testing.server._server import SIMULATED_HEADER, LocalAnthropicServer
+from evalkit.testing.server._simulated_judge import SIMULATED_JUDGE_MODEL, JudgeRule, SimulatedJudge
+from evalkit.testing.server._tokens import count_input_tokens, estimate_tokens, last_user_text, output_schema
 
 __all__ = [
+    "DEFAULT_TEXT",
     "FAULT_KINDS",
     "PINNED_MODEL_IDS",
+    "SIMULATED_HEADER",
+    "SIMULATED_JUDGE_MODEL",
     "FaultKind",
     "FaultPlan",
+    "JudgeRule",
     "LocalAnthropicServer",
+    "RateLimits",
     "Reply",
     "RequestRecord",
     "Responder",
+    "RulesFile",
+    "RulesFileError",
+    "RulesResponder",
+    "SimulatedJudge",
     "count_input_tokens",
     "estimate_tokens",
     "example_from_schema",
     "last_user_text",
+    "load_rules_file",
     "main",
+    "output_schema",
 ]

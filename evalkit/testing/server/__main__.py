@@ -2,6 +2,6 @@
 
 import sys
 
-from evalkit.testing.server._server import main
+from evalkit.testing.server._main import main
 
 sys.exit(main())
