@@ -7,8 +7,9 @@ import sys
 import time
 from typing import Any
 
+from evalkit.cli._args import EXIT_OK, EXIT_USAGE
+
 # the CLI's exit codes (0 ok, 2 bad input or usage); kept here so that this module imports nothing of the CLI's
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def _probability(text: str) -> float:

@@ -11,6 +11,7 @@ from evalkit.client._pricing import (
     PINNED_IDS,
     cost_usd,
     current_prices,
+    is_simulated,
 )
 from evalkit.client._redact import redact_url
 
@@ -50,6 +51,7 @@ __all__ = [
     "ErrorKind",
     "cost_usd",
     "current_prices",
+    "is_simulated",
     "is_structured",
     "json_schema_format",
     "output_format_for",

@@ -272,6 +272,15 @@ def _tokens(usage: Any, name: str) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
+SIMULATED_PREFIX = "simulated-"
+"""Model ids that evalkit's local server answers as (``evalkit serve``): nothing is billed for them."""
+
+
+def is_simulated(model: str | None) -> bool:
+    """Whether `model` is a reply of evalkit's simulated server rather than of Claude."""
+    return bool(model) and str(model).startswith(SIMULATED_PREFIX)
+
+
 def cost_usd(
     model: str | None,
     usage: Any,
@@ -286,6 +295,8 @@ def cost_usd(
     with its 5-minute and 1-hour split). ``batch`` halves the cost. ``prices`` replaces the table
     (default: ``current_prices()``).
     """
+    if is_simulated(model):
+        return 0.0  # a known zero: the local server bills nothing, whatever model it stands in for
     price = price_for(model, prices)
     if price is None:
         return None

@@ -142,6 +142,14 @@ def format_summary(
     spent = f"${float(paid['cost'].drop_nulls().sum()):.4f}" + (
         f" (+{unknown} calls of unknown price)" if unknown else ""
     )
+    models = [
+        str(m)
+        for col in ("system_model_version", "judge_model_version")
+        if col in rows.columns
+        for m in rows.get_column(col).drop_nulls().unique().to_list()
+    ]
+    if any(m.startswith("simulated-") for m in models):
+        spent += " (simulated server: nothing billed)"
     saved = ""
     if cached.height:
         saved = f" (the cache saved ${float(cached['cost'].drop_nulls().sum()):.4f}, {int(cached['tokens'].sum())} tokens)"

@@ -85,7 +85,9 @@ def test_the_processes_help_says_what_the_runner_does(
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
 
     def processes_for(concurrency: int) -> int:
-        return Runner(suite, as_system(lambda input: input), RunOptions(concurrency=concurrency)).processes()
+        return Runner(
+            suite, as_system(lambda input: input), RunOptions(concurrency=concurrency)
+        ).context.processes()
 
     assert processes_for(31) == 1  # below 32 in flight: one process
     assert processes_for(32) == 2  # one per 16
