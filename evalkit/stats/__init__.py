@@ -33,7 +33,13 @@ from evalkit.stats._dist import (
     z_critical,
 )
 from evalkit.stats._frames import VERDICT_STATUSES, GrainError
-from evalkit.stats._paired import PairedComparison, compare_runs, mcnemar
+from evalkit.stats._intervals import (
+    independent_interval,
+    min_discordant_for_significance,
+    newcombe_paired,
+    paired_means_interval,
+)
+from evalkit.stats._paired import MIN_T_CASES, PairedComparison, compare_runs, mcnemar
 from evalkit.stats._power import PowerPlan, cases_needed, estimate_mde, minimum_detectable_effect
 from evalkit.stats._rates import clustered_pass_rate, flip_rates, noise_floor, pass_rate
 from evalkit.stats._splits import dev_vs_holdout
@@ -41,6 +47,7 @@ from evalkit.stats._verdicts import case_verdicts
 
 __all__ = [
     "CHECK_STATUSES",
+    "MIN_T_CASES",
     "NOT_JUDGED_PREFIX",
     "VERDICT_STATUSES",
     "CostLatency",
@@ -58,10 +65,14 @@ __all__ = [
     "dev_vs_holdout",
     "estimate_mde",
     "flip_rates",
+    "independent_interval",
     "mcnemar",
+    "min_discordant_for_significance",
     "minimum_detectable_effect",
+    "newcombe_paired",
     "noise_floor",
     "normal_ppf",
+    "paired_means_interval",
     "pass_rate",
     "t_ppf",
     "t_sf",

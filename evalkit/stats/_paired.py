@@ -9,6 +9,10 @@ import polars as pl
 
 from evalkit.stats._dist import binom_cdf_half, binom_pmf_half, chi2_1_sf, t_ppf, t_sf, z_critical
 from evalkit.stats._frames import count_of, float_or_nan, require_columns, require_verdicts, score
+from evalkit.stats._intervals import means_interval, min_discordant_for_significance, newcombe_paired
+
+MIN_T_CASES = 10
+"""Below this many cases a t interval on bounded case-mean differences is too unreliable to report."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -17,9 +21,21 @@ class PairedComparison:
 
     ``table`` is [[both_pass, only_a], [only_b, both_fail]] (rows: A pass/fail; columns: B pass/fail) on
     case-level majority verdicts (a case passes when more than half its scored repeats pass; a tie is not
-    a pass). The difference, its SE (sd of per-case differences of repeat means / sqrt(n)) and its
-    Student-t interval are on case means, as ``scipy.stats.ttest_rel`` would compute them; ``t_pvalue`` is
-    that paired t-test's two-sided p (1 or 0 when every difference is equal, where scipy gives nan).
+    a pass). The difference and its SE (sd of per-case differences of repeat means / sqrt(n)) are on case
+    means; ``t_pvalue`` is the paired t-test's two-sided p, as ``scipy.stats.ttest_rel`` computes it (1 or
+    0 when every difference is equal, where scipy gives nan).
+
+    The interval (``ci_method``) always lies in [-1, 1] and contains ``diff``:
+
+    * ``"newcombe"``: every shared case has one scored verdict per run; Newcombe's method 10 on the table.
+    * ``"t"``: with repeats, the Student-t interval on case-mean differences (as ``ttest_rel``), clipped
+      to [-1, 1], when there are at least ``MIN_T_CASES`` cases and the differences vary.
+    * ``"newcombe-means"``: with repeats on fewer cases, or differences that do not vary (where the t
+      interval has zero width), Newcombe's construction on the case means
+      (:func:`paired_means_interval`).
+
+    ``significant`` is the verdict to print: McNemar's exact p below ``alpha`` (with repeats, and the
+    interval excluding 0 as well). With fewer than ``min_discordant`` discordant cases it is never true.
     """
 
     run_a: str
@@ -44,6 +60,14 @@ class PairedComparison:
     missing_in_a: list[str]
     missing_in_b: list[str]
     unscored: list[str]
+    ci_method: str = "t"
+    alpha: float = 0.05
+    significant: bool = False
+
+    @property
+    def min_discordant(self) -> int:
+        """The fewest discordant cases with which McNemar's exact test can be significant at ``alpha``."""
+        return min_discordant_for_significance(alpha=self.alpha)
 
     @property
     def table(self) -> list[list[int]]:
@@ -171,12 +195,31 @@ def compare_runs(
         count_of(pl.col("pass_a") & ~pl.col("pass_b")).alias("only_a"),
         count_of(~pl.col("pass_a") & pl.col("pass_b")).alias("only_b"),
         count_of(~pl.col("pass_a") & ~pl.col("pass_b")).alias("both_fail"),
+        ((pl.col("k_a") == 1) & (pl.col("k_b") == 1)).all().alias("single"),
+        ((pl.col("mean_a") - pl.col("mean_a").mean()) * (pl.col("mean_b") - pl.col("mean_b").mean()))
+        .sum()
+        .alias("cross"),
     ).row(0, named=True)
     n = int(summary["n"])
     diff = float_or_nan(summary["diff"])
-    se, low, high, p_t = _t_interval(diff, float_or_nan(summary["sd"]), n, confidence)
-    only_a, only_b = int(summary["only_a"]), int(summary["only_b"])
+    sd = float_or_nan(summary["sd"])
+    se, low, high, p_t = _t_interval(diff, sd, n, confidence)
+    counts = [int(summary[c]) for c in ("both_pass", "only_a", "only_b", "both_fail")]
+    only_a, only_b = counts[1], counts[2]
+    if n and summary["single"]:
+        method = "newcombe"
+        low, high = newcombe_paired(*counts, confidence=confidence)
+    elif n >= MIN_T_CASES and sd > 0.0:
+        method = "t"
+        low, high = max(low, -1.0), min(high, 1.0)
+    else:
+        method = "newcombe-means"
+        rates = (float_or_nan(summary["rate_a"]), float_or_nan(summary["rate_b"]))
+        low, high = means_interval(*rates, float(summary["cross"] or 0.0), n, confidence)
     exact, midp, chi2, chi2_p = mcnemar(only_a, only_b)
+    alpha = round(1.0 - confidence, 12)  # 1 - 0.95 is 0.05000000000000004 in floats
+    excludes_zero = low > 0.0 or high < 0.0
+    significant = exact < alpha and (method == "newcombe" or excludes_zero)
     flipped = (
         shared.filter(pl.col("pass_a") != pl.col("pass_b"))
         .select(
@@ -214,6 +257,9 @@ def compare_runs(
         missing_in_a=missing_in_a,
         missing_in_b=missing_in_b,
         unscored=unscored,
+        ci_method=method,
+        alpha=alpha,
+        significant=significant,
     )
 
 

@@ -26,8 +26,10 @@ def dev_vs_holdout(
 
     Each split's SE is binomial, or clustered by ``cluster`` (CR1, see :func:`clustered_pass_rate`) when
     some case has more than one scored row. ``diff = rate_dev - rate_holdout`` with
-    ``se_diff = sqrt(se_dev^2 + se_holdout^2)`` (two independent proportions) and a normal interval;
-    ``warning`` is true when that interval lies wholly above 0. Split intervals are Wilson's.
+    ``se_diff = sqrt(se_dev^2 + se_holdout^2)`` (two independent proportions). Split intervals are Wilson's
+    (at the effective size when clustered), and the interval of the difference is Newcombe's hybrid score
+    interval built from them (statsmodels' ``method="newcomb"``); ``warning`` is true when it lies wholly
+    above 0.
 
     Parameters
     ----------
@@ -79,9 +81,15 @@ def dev_vs_holdout(
         out = pl.concat([p if p.height else null_row(p) for p in parts], how="horizontal")
     diff = pl.col("rate_dev") - pl.col("rate_holdout")
     se_diff = (pl.col("se_dev") ** 2 + pl.col("se_holdout") ** 2).sqrt()
+    # Newcombe's hybrid score interval from the two Wilson intervals: inside [-1, 1] and of positive width
+    # however small a split, where diff +/- z * se_diff collapses to a point when a split is all pass.
+    p1, l1, u1 = pl.col("rate_dev"), pl.col("ci_low_dev"), pl.col("ci_high_dev")
+    p2, l2, u2 = pl.col("rate_holdout"), pl.col("ci_low_holdout"), pl.col("ci_high_holdout")
+    below = ((p1 - l1) ** 2 + (u2 - p2) ** 2).sqrt()
+    above = ((u1 - p1) ** 2 + (p2 - l2) ** 2).sqrt()
     out = out.with_columns(diff.alias("diff"), se_diff.alias("se_diff")).with_columns(
-        (pl.col("diff") - z * pl.col("se_diff")).alias("diff_ci_low"),
-        (pl.col("diff") + z * pl.col("se_diff")).alias("diff_ci_high"),
+        (pl.col("diff") - below).clip(-1.0, 1.0).alias("diff_ci_low"),
+        (pl.col("diff") + above).clip(-1.0, 1.0).alias("diff_ci_high"),
     )
     out = out.with_columns((pl.col("diff_ci_low") > 0).fill_null(False).alias("warning"))
     for split in ("dev", "holdout"):

@@ -97,7 +97,7 @@ def test_dev_vs_holdout_two_independent_proportions(
     dev: tuple[int, int], holdout: tuple[int, int], warn: bool
 ) -> None:
     row = stats.dev_vs_holdout(split_frame(dev, holdout)).row(0, named=True)
-    low, high = confint_proportions_2indep(*dev, *holdout, method="wald", compare="diff")
+    low, high = confint_proportions_2indep(*dev, *holdout, method="newcomb", compare="diff")
     assert row["diff"] == pytest.approx(dev[0] / dev[1] - holdout[0] / holdout[1], abs=EXACT)
     assert row["diff_ci_low"] == pytest.approx(low, abs=EXACT)
     assert row["diff_ci_high"] == pytest.approx(high, abs=EXACT)

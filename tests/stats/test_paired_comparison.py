@@ -125,7 +125,9 @@ def test_flipped_cases_and_unshared_cases_are_reported() -> None:
 
 def test_compare_single_and_no_shared_case() -> None:
     c = stats.compare_runs(verdicts_from({"A": [["pass"]], "B": [["fail"]]}), "A", "B")
-    assert c.n == 1 and c.diff == -1.0 and math.isnan(c.se) and math.isnan(c.ci_low)
+    # One case has no SE, but it still has a (wide) interval, and one flip is never significant.
+    assert c.n == 1 and c.diff == -1.0 and math.isnan(c.se) and c.ci_method == "newcombe"
+    assert c.ci_low == -1.0 and 0.0 < c.ci_high < 1.0 and not c.significant
     assert c.only_a == 1 and c.mcnemar_exact_p == 1.0
     none = stats.compare_runs(verdicts_from({"A": [["pass"]]}), "A", "B")
     assert none.n == 0 and math.isnan(none.diff) and none.missing_in_b == ["c0000"]
