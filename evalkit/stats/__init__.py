@@ -1,29 +1,81 @@
-"""Statistics over result frames: pass rates with intervals, clustered and paired comparisons, power, cost."""
+"""Statistics over result frames: pass rates with intervals, clustered and paired comparisons, power, cost.
 
-from evalkit.stats._stats import (
-    CostLatency,
-    PairedComparison,
-    PowerPlan,
-    case_verdicts,
-    clustered_pass_rate,
-    compare_runs,
-    cost_latency,
-    dev_vs_holdout,
-    estimate_mde,
-    noise_floor,
-    pass_rate,
+Every function is pure and works on polars frames that follow the results schema. Check rows have one row per
+(run, case, repeat, check), with ``status`` in ``pass | fail | skipped | error``; :func:`case_verdicts`
+collapses them to one verdict per (run, case, repeat), and each statistic says which of the two it takes
+(a frame of the other grain is refused with a :class:`GrainError`). Only ``pass`` and ``fail`` are scored:
+errors and unscored rows are counted and reported beside every rate, never folded into it.
+
+Conventions (each is tested against scipy / statsmodels):
+
+* Pass-rate intervals are Wilson score intervals.
+* With repeats, the unit of independence is the case. The clustered standard error is the cluster-robust
+  (CR1) sandwich estimate that statsmodels reports by default for an intercept-only OLS with
+  ``cov_type="cluster"``: it carries the small-sample factor G/(G-1) for G cases, and with equal repeats
+  per case it equals ``sd(case means, ddof=1) / sqrt(G)`` exactly.
+* The flip rate of a case is the share of its pairs of scored repeats that disagree:
+  ``x(K-x) / C(K, 2)`` for x passes in K repeats. It equals twice the unbiased within-case variance
+  ``p(1-p) K/(K-1)``, so the mean flip rate is ``2 * sigma^2``.
+* Percentiles use linear interpolation between order statistics (numpy's default ``method="linear"``).
+* Paired comparisons report B minus A: a positive difference means run B passes more cases.
+"""
+
+from evalkit.results import CHECK_STATUSES, NOT_JUDGED_PREFIX
+from evalkit.stats._cost import CostLatency, cost_latency
+from evalkit.stats._dist import (
+    binom_cdf_half,
+    binom_pmf_half,
+    chi2_1_sf,
+    normal_ppf,
+    t_ppf,
+    t_sf,
+    wilson_interval,
+    z_critical,
 )
+from evalkit.stats._frames import VERDICT_STATUSES, GrainError
+from evalkit.stats._intervals import (
+    independent_interval,
+    min_discordant_for_significance,
+    newcombe_paired,
+    paired_means_interval,
+)
+from evalkit.stats._paired import MIN_T_CASES, PairedComparison, compare_runs, mcnemar
+from evalkit.stats._power import PowerPlan, cases_needed, estimate_mde, minimum_detectable_effect
+from evalkit.stats._rates import clustered_pass_rate, flip_rates, noise_floor, pass_rate
+from evalkit.stats._splits import dev_vs_holdout
+from evalkit.stats._verdicts import case_verdicts
 
 __all__ = [
+    "CHECK_STATUSES",
+    "MIN_T_CASES",
+    "NOT_JUDGED_PREFIX",
+    "VERDICT_STATUSES",
     "CostLatency",
+    "GrainError",
     "PairedComparison",
     "PowerPlan",
+    "binom_cdf_half",
+    "binom_pmf_half",
     "case_verdicts",
+    "cases_needed",
+    "chi2_1_sf",
     "clustered_pass_rate",
     "compare_runs",
     "cost_latency",
     "dev_vs_holdout",
     "estimate_mde",
+    "flip_rates",
+    "independent_interval",
+    "mcnemar",
+    "min_discordant_for_significance",
+    "minimum_detectable_effect",
+    "newcombe_paired",
     "noise_floor",
+    "normal_ppf",
+    "paired_means_interval",
     "pass_rate",
+    "t_ppf",
+    "t_sf",
+    "wilson_interval",
+    "z_critical",
 ]

@@ -1,0 +1,101 @@
+"""What a result is: the check and case models and their statuses (the one place statuses are spelt out)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, get_args
+
+from pydantic import BaseModel, Field
+
+CaseStatus = Literal["pass", "fail", "error", "not_scored"]
+CheckStatus = Literal["pass", "fail", "skipped", "error"]
+CASE_STATUSES: Final[tuple[str, ...]] = get_args(CaseStatus)
+CHECK_STATUSES: Final[tuple[str, ...]] = get_args(CheckStatus)
+SCORED_STATUSES: Final[tuple[str, ...]] = ("pass", "fail")
+"""The statuses a pass rate counts; every other status is reported beside it."""
+NOT_JUDGED_PREFIX: Final = "not judged"
+"""A skipped check whose skipped_reason starts with this could not run (no judge): its verdict is unknown."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class CheckResult(BaseModel):
+    """One check's verdict on one output."""
+
+    index: int
+    kind: str
+    name: str
+    field: str | None = None
+    tier: str
+    status: CheckStatus
+    passed: bool | None = None
+    score: float | None = None
+    detail: str = ""
+    skipped_reason: str | None = None
+    error: str | None = None
+    judge_model: str | None = None
+    judge_model_version: str | None = None
+    judge_reasoning: str | None = None
+    judge_criteria: list[dict[str, Any]] | None = None
+    judge_input_tokens: int | None = None
+    judge_output_tokens: int | None = None
+    judge_cost_usd: float | None = None
+    judge_latency_s: float | None = None
+    judge_cache_hit: bool | None = None
+
+
+class CaseResult(BaseModel):
+    """One (case, repeat): the output, what it cost, and every check's verdict."""
+
+    run_id: str
+    suite: str
+    suite_version: str
+    case_id: str
+    slice: str
+    split: str = "dev"
+    repeat: int = 0
+    status: CaseStatus
+    output: Any = None
+    output_hash: str | None = None
+    error: str | None = None
+    system: str
+    system_model: str | None = None
+    system_model_version: str | None = None
+    request_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    cache_hit: bool = False
+    checks: list[CheckResult] = Field(default_factory=list)
+    finished_at: str = Field(default_factory=lambda: now_iso())
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.case_id, self.repeat)
+
+
+def is_not_judged(status: str, skipped_reason: str | None) -> bool:
+    """A check that should have run but could not (no judge available): its verdict is unknown, not skipped."""
+    return status == "skipped" and (skipped_reason or "").startswith(NOT_JUDGED_PREFIX)
+
+
+def case_status(checks: Iterable[CheckResult]) -> CaseStatus:
+    """error if any check errored; else fail if any failed; else not scored if a judge check could not run;
+    else pass if any passed."""
+    checks = list(checks)
+    statuses = [c.status for c in checks]
+    if "error" in statuses:
+        return "error"
+    if "fail" in statuses:
+        return "fail"
+    if any(is_not_judged(c.status, c.skipped_reason) for c in checks):
+        return "not_scored"
+    if "pass" in statuses:
+        return "pass"
+    return "not_scored"
