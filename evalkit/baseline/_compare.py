@@ -105,7 +105,8 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
     """Per-slice paired comparison of B against A (``compare_runs`` on each slice's cases).
 
     A case's slice is the one run B gives it (A's when B lacks the case). Columns: slice, n, rate_a,
-    rate_b, diff, se, ci_low, ci_high (clipped to the changes B's rate allows), pass_to_fail, fail_to_pass, mcnemar_p.
+    rate_b, diff, se, ci_low, ci_high (clipped to the changes B's rate allows), pass_to_fail, fail_to_pass, mcnemar_p,
+    significant (McNemar's exact test at the comparison's alpha).
     """
     own = verdicts.filter(pl.col("run_id") == run_b).select("case_id", "slice").unique("case_id")
     other = verdicts.filter((pl.col("run_id") == run_a) & pl.col("slice").is_not_null())
@@ -129,12 +130,14 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
                 "pass_to_fail": c.only_a,
                 "fail_to_pass": c.only_b,
                 "mcnemar_p": c.mcnemar_exact_p,
+                "significant": c.significant,
             }
         )
     schema = {"slice": pl.String, "n": pl.Int64} | {
         c: pl.Float64 for c in ("rate_a", "rate_b", "diff", "se", "ci_low", "ci_high")
     }
     schema |= {"pass_to_fail": pl.Int64, "fail_to_pass": pl.Int64, "mcnemar_p": pl.Float64}
+    schema |= {"significant": pl.Boolean}
     return (
         pl.DataFrame(records, schema=schema)
         .with_columns(pl.col(pl.Float64).fill_nan(None))

@@ -58,10 +58,10 @@ def comparison_lines(c: Comparison, max_cases: int = MAX_FLIPPED_TEXT) -> list[s
             lines.append(f"    ... and {flipped.height - max_cases} more (the HTML report lists them)")
     moved = moved_slices(c.slices)
     if moved.height:
-        lines.append("  slices that moved (* = interval excludes zero):")
+        lines.append("  slices that moved (* = McNemar's exact test calls it significant):")
         width = max(len(s) for s in moved.get_column("slice").to_list())
         for r in moved.iter_rows(named=True):
-            sure = not is_nan(r["ci_low"]) and (r["ci_low"] > 0 or r["ci_high"] < 0)
+            sure = bool(r["significant"])
             lines.append(
                 f"    {r['slice']:<{width}}  n {r['n']:>4}  {pct(r['rate_a'])} -> {pct(r['rate_b'])}  "
                 f"{pts(r['diff'])}  95% CI {ci_pts(r['ci_low'], r['ci_high'])}"
