@@ -43,11 +43,20 @@ browser-deps:
 lab: setup
 	$(BIN)/jupyter lab notebooks/
 
-# offline whatever the environment holds: the baselines need no API, and --judge off keeps a key that is set
-# from paying for judge calls
+# Offline whatever the environment holds: the baselines need no API, and the judged checks are answered by the
+# simulated judge of `evalkit serve` on a free loopback port (labelled simulated in every verdict), so a key that
+# is set pays for nothing.
 demo: $(BASE)
 	$(BIN)/evalkit validate goldens/
-	$(BIN)/evalkit run goldens/ --system baseline --judge off --quiet --report --gate
+	@mkdir -p .evalkit; rm -f .evalkit/demo-serve.url; \
+	$(BIN)/evalkit serve --port 0 > .evalkit/demo-serve.url 2> .evalkit/demo-serve.log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null' EXIT; \
+	for i in $$(seq 100); do [ -s .evalkit/demo-serve.url ] && break; sleep 0.1; done; \
+	url=$$(head -n 1 .evalkit/demo-serve.url); \
+	if [ -z "$$url" ]; then cat .evalkit/demo-serve.log; exit 2; fi; \
+	echo "judged checks: the simulated judge of evalkit serve at $$url (offline, not Claude)"; \
+	ANTHROPIC_BASE_URL=$$url ANTHROPIC_API_KEY=local-simulated-judge \
+	  $(BIN)/evalkit run goldens/ --system baseline --judge on --cache off --quiet --report --gate
 
 lint: setup
 	$(BIN)/ruff check .

@@ -75,12 +75,19 @@ def content_words(text: str) -> set[str]:
     return {w for w in _words(text) if (len(w) >= 3 or w.isdigit()) and w not in _STOPWORDS}
 
 
+def _opening(text: str, tag: str) -> re.Match[str] | None:
+    # untrusted fences carry a suffix the candidate cannot guess (<candidate_output_3f9a...>); trusted ones do not
+    return re.search(rf"<({re.escape(tag)}(?:_[0-9a-z]+)?)>", text)
+
+
 def _between(text: str, tag: str) -> str | None:
-    start = text.find(f"<{tag}>")
-    end = text.rfind(f"</{tag}>")
-    if start < 0 or end < start:
+    opening = _opening(text, tag)
+    if opening is None:
         return None
-    return text[start + len(tag) + 2 : end].strip("\n")
+    end = text.rfind(f"</{opening.group(1)}>")
+    if end < opening.end():
+        return None
+    return text[opening.end() : end].strip("\n")
 
 
 def _share(wanted: set[str], present: set[str]) -> float:
@@ -96,10 +103,10 @@ def is_judge_request(body: Mapping[str, Any]) -> str | None:
     if not isinstance(props, dict):
         return None
     if "criteria" in props and "passed" in props:
-        return "rubric" if "<candidate_output>" in last_user_text(body) else None
+        return "rubric" if _opening(last_user_text(body), "candidate_output") else None
     if "winner" in props:
         text = last_user_text(body)
-        return "pairwise" if "<output_a>" in text and "<output_b>" in text else None
+        return "pairwise" if _opening(text, "output_a") and _opening(text, "output_b") else None
     return None
 
 
