@@ -43,7 +43,9 @@ class Unreachable(StopRun):
     """The first calls of a run all failed to connect."""
 
     def advice(self, then: str) -> str:
-        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
+        from evalkit.client import redact_url
+
+        where = redact_url(os.environ.get("ANTHROPIC_BASE_URL")) or "the Anthropic API"
         return (
             f"could not connect to {where}: the first {UNREACHABLE_AFTER} calls failed after their retries "
             f"({self}); check ANTHROPIC_BASE_URL, any proxy and the network, then: {then}"
