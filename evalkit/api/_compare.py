@@ -73,16 +73,9 @@ class RunComparison:
         return comparison_card(self)
 
 
-def reference_of(other: Run | str | Path) -> Any:
-    """A `Reference` for a Run, a run directory, a baseline.json or a suite folder holding one."""
-    from evalkit.api._run import Run
-    from evalkit.baseline import load_reference
-
-    return load_reference(other.path if isinstance(other, Run) else Path(other))
-
-
 def compare(run: Run, other: Run | str | Path) -> RunComparison:
     """`run` (B) against `other` (A)."""
+    from evalkit.api._reference import reference_of
     from evalkit.baseline import run_info
     from evalkit.report import compare as compare_verdicts
 

@@ -99,7 +99,7 @@ class HTMLReport:
 
 def report(run: Run, baseline: Run | str | Path | None) -> HTMLReport:
     """The HTML report of `run`, against `baseline` (or the suite's baseline.json when there is one)."""
-    from evalkit.api._compare import reference_of
+    from evalkit.api._reference import reference_of
     from evalkit.report import build_report, render_html
 
     if baseline is None:
