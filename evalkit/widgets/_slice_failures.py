@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from evalkit.api import Run
 
 SELECTION = "slice_pick"
+NOTEBOOK_WIDTH = 560
 _MAX_TEXT = 400
 
 
@@ -54,7 +55,15 @@ def failures_table(failures: pl.DataFrame, *, limit: int = 50) -> str:
             html.escape(_clip(_show(r["output"]) or (r["error"] or ""))),
             "<br>".join(html.escape(_clip(p, 300)) for p in problems),
         ]
-        rows.append("<tr>" + "".join(f'<td style="vertical-align:top">{c}</td>' for c in cells) + "</tr>")
+        styles = ["white-space:nowrap"] * 2 + [""] * (len(cells) - 2)  # ids and statuses never wrap
+        rows.append(
+            "<tr>"
+            + "".join(
+                f'<td style="vertical-align:top;padding:2px 6px;{s}">{c}</td>'
+                for c, s in zip(cells, styles, strict=True)
+            )
+            + "</tr>"
+        )
     more = f"<p>showing {limit} of {failures.height}</p>" if failures.height > limit else ""
     head = "".join(f"<th>{h}</th>" for h in ("case", "status", "input", "output", "what failed"))
     return (
@@ -74,7 +83,8 @@ def slice_chart(rates: pl.DataFrame) -> alt.LayerChart:
     layers = list(chart.layer)
     # both the interval bars and the points take the click: either alone is a small target
     layers = [layer.add_params(pick) for layer in layers]
-    layered = alt.layer(*layers, data=chart.data).properties(title=chart.title, width=chart.width)
+    # a notebook's output area is narrower than the report's page
+    layered = alt.layer(*layers, data=chart.data).properties(title=chart.title, width=NOTEBOOK_WIDTH)
     return cast("alt.LayerChart", layered)
 
 

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +27,81 @@ class Lab:
 
     def notebook_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}?token={self.token}"
+
+
+CHROMIUM = os.environ.get("EVALKIT_CHROMIUM", "/usr/bin/chromium")
+# what the workplace's closed network needs: no background fetches, no update checks, no sandbox as root
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def start_lab(root: Path, home: Path) -> Iterator[Lab]:
+    """`jupyter lab` serving `root` on a free loopback port, with a random token; config and logs under `home`."""
+    settings = home / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    # the news prompt asks to fetch from the internet: answered "no" up front
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
+    )
+    env.pop("ANTHROPIC_API_KEY", None)
+    log = (home / "lab.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+            f"--ServerApp.root_dir={root}",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"jupyter lab did not start; see {home / 'lab.log'}") from None
+                time.sleep(0.3)
+        yield Lab(root, url, token)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
 
 
 KERNEL_STATUS = """() => {
