@@ -16,14 +16,18 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# setuptools warns on every editable install that a folder named like the package may shadow it: that folder is
+# the package here, so the note is silenced (PIP below); real errors still show
+PIP := PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip
+
 # the demo needs only evalkit's own dependencies; the tests also need the notebook and dev extras
 $(BASE): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e .
 	@touch $(BASE)
 
 $(STAMP): pyproject.toml $(BASE)
-	$(BIN)/python -m pip install --quiet -e '.[notebooks,dev]'
+	$(PIP) install --quiet -e '.[notebooks,dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
