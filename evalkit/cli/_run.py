@@ -281,9 +281,13 @@ def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
         from evalkit.client import Client
 
         count = Client(max_retries=args.max_retries).count_tokens
+    from evalkit.cache import ResponseCache
+
     judge = None if args.judge == "off" else suite.config.judge
+    # the run will find what the cache holds: the estimate counts it as free too
+    cache = None if args.cache in ("off", "refresh") else ResponseCache(args.cache_dir, mode=args.cache)
     return estimate_run(
-        suite, system, repeats=args.repeats, judge=judge, count_tokens=count, batch=args.batch
+        suite, system, repeats=args.repeats, judge=judge, count_tokens=count, batch=args.batch, cache=cache
     ).format()
 
 

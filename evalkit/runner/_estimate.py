@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit.cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit.client import cost_usd
 from evalkit.graders import Grade, GradingContext, Judge, grade_case
 from evalkit.suite import Case, JudgeCheck, JudgeSettings, Suite
@@ -48,6 +49,8 @@ class Line:
     cost_usd: float | None = 0.0
     exact: bool = True
     notes: list[str] = field(default_factory=list)
+    cached: int = 0
+    """Calls the response cache already answers: they cost nothing and are not in `calls`."""
 
 
 @dataclass
@@ -72,6 +75,8 @@ class Estimate:
                 f"  {line.kind:<8} {line.model:<22} {line.calls:>6} {line.input_tokens:>10} "
                 f"{line.max_output_tokens:>10} {dollars:>10}{mark}"
             )
+            if line.cached:
+                out.append(f"           {line.cached} more calls are in the response cache already: free")
             out.extend(f"           {note}" for note in line.notes)
             if line.cost_usd is None:
                 unknown = True
@@ -94,18 +99,35 @@ def estimate_run(
     judge: JudgeSettings | None = None,
     count_tokens: Callable[[dict[str, Any]], int] | None = None,
     batch: bool = False,
+    cache: ResponseCache | None = None,
 ) -> Estimate:
-    """Tokens and dollars for a run, per grader kind; nothing is sent but count_tokens requests."""
+    """Tokens and dollars for a run, per grader kind; nothing is sent but count_tokens requests.
+
+    With `cache`, a system call whose response is cached already is counted as free, as the run will find it.
+    """
     counter = count_tokens or char_estimate
     exact = count_tokens is not None
     lines: list[Line] = []
     cases = suite.cases
+    if isinstance(system, PythonSystem):
+        lines.append(
+            Line("system", "python", exact=True, notes=[f"{system.name}: a Python function, no API calls"])
+        )
     if isinstance(system, ClaudeSystem):
         line = Line("system", system.model, exact=exact)
         for case in cases:
-            tokens = counter(system.build_request(case.input))
-            line.calls += repeats
-            line.input_tokens += tokens * repeats
+            request = system.build_request(case.input)
+            tokens: int | None = None
+            for repeat in range(repeats):
+                if (
+                    cache is not None
+                    and cache.path_for(cache_key(MESSAGES_ENDPOINT, request, repeat)).is_file()
+                ):
+                    line.cached += 1
+                    continue
+                tokens = counter(request) if tokens is None else tokens
+                line.calls += 1
+                line.input_tokens += tokens
         line.max_output_tokens = line.calls * system.max_tokens
         line.cost_usd = _price(system.model, line.input_tokens, line.max_output_tokens, batch)
         lines.append(line)

@@ -198,7 +198,8 @@ def test_dry_run_with_count_tokens_matches_what_the_run_sends(
             assert not lines["judge"].exact  # outputs unknown before the run
             assert lines["judge"].calls >= calls["judge"]
         else:
-            assert "system" not in lines
+            # a Python system is a line of its own: no calls, a known zero
+            assert lines["system"].calls == 0 and lines["system"].cost_usd == 0.0 and calls["system"] == 0
             assert lines["judge"].exact
             assert (
                 lines["judge"].input_tokens == sent["judge"]
