@@ -116,7 +116,6 @@ def format_summary(
     lines.extend(_error_lines(rows))
     limit = None if show_failures == "all" else int(show_failures)
     lines.extend(failure_lines(failures(rows, criteria, limit=limit), count_failures(rows), show_failures))
-    hits = int(case_rows["cache_hit"].sum())
     judged = rows.filter(pl.col("judge_model").is_not_null())
     calls = pl.concat(
         [
@@ -153,11 +152,13 @@ def format_summary(
     saved = ""
     if cached.height:
         saved = f" (the cache saved ${float(cached['cost'].drop_nulls().sum()):.4f}, {int(cached['tokens'].sum())} tokens)"
+    made = calls.filter(pl.col("replied") | pl.col("hit")).height  # model calls; a Python system makes none
     lat = case_rows["latency_s"].drop_nulls()
     p50 = float(lat.quantile(0.5, "linear") or 0) if len(lat) else None
     p95 = float(lat.quantile(0.95, "linear") or 0) if len(lat) else None
     lines.append(
-        f"  spent {spent}{saved}   cache hits {hits}/{len(case_rows)}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
+        # hits and savings over the same calls (the system's and the judge's), so the two figures agree
+        f"  spent {spent}{saved}   cache hits {cached.height}/{made}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
     )
     return "\n".join(lines)
 
