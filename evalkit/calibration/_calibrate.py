@@ -447,7 +447,7 @@ def calibrate(
         extra_errors = extra.errors
         if extra.judged and judge_info is None:
             judge_info = extra.judge
-    options = {"confidence": confidence, "n_boot": n_boot, "seed": seed}
+    options: dict[str, Any] = {"confidence": confidence, "n_boot": n_boot, "seed": seed}
     comparisons: list[Comparison] = []
     disagreements: list[Disagreement] = []
     corrected: dict[str, PPIEstimate | str] = {}

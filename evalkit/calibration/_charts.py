@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
@@ -64,7 +64,7 @@ def confusion_chart(
         x=alt.X(f"{columns}:N", sort=labels, title=columns, axis=alt.Axis(orient="top", labelAngle=0)),
         y=alt.Y(f"{rows}:N", sort=labels, title=rows),
     )
-    peak = max(1, int(frame["count"].max() or 0))
+    peak = max([1, *(int(v) for v in frame["count"].fill_null(0).to_list())])
     rect = base.mark_rect(stroke="white", strokeWidth=2).encode(
         color=alt.Color("count:Q", scale=alt.Scale(scheme="blues", domain=[0, peak]), legend=None),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
@@ -77,4 +77,4 @@ def confusion_chart(
     layered = alt.layer(rect.add_params(pick), text).properties(
         title=title, width=size * len(labels), height=size * len(labels)
     )
-    return layered
+    return cast("alt.LayerChart", layered)

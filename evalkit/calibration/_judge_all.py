@@ -61,7 +61,8 @@ def judge_missing(joined: list[Joined], suite: Suite, judge: JudgeFn | Any) -> E
     from evalkit.graders import GradingContext, JudgeGrade, grade_check
 
     cases = {c.id: c for c in suite.cases}
-    out = ExtraJudging(judge=judge.describe() if callable(getattr(judge, "describe", None)) else None)
+    describe = getattr(judge, "describe", None)
+    out = ExtraJudging(judge=describe() if callable(describe) else None)
     for j in joined:
         if j.judge is not None or j.judge_kind != "judge" or j.check_index is None:
             continue
@@ -70,7 +71,8 @@ def judge_missing(joined: list[Joined], suite: Suite, judge: JudgeFn | Any) -> E
             out.errors.append(f"{j.label.case_id}: not in the suite any more; cannot judge it")
             continue
         check = case.checks[j.check_index]
-        fn = functools.partial(judge, repeat=j.repeat) if hasattr(judge, "describe") else judge
+        given: Any = judge
+        fn: Any = functools.partial(given, repeat=j.repeat) if callable(describe) else given
         ctx = GradingContext(
             base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user, judge=fn
         )

@@ -108,7 +108,7 @@ def review_sample(run: Run, n: int, *, seed: int = 0, check: str | None = None) 
     strata = []
     for key, k in zip(names, counts, strict=True):
         members = groups[key]
-        picked = rng.choice(len(members), size=k, replace=False) if k else []
+        picked = rng.choice(len(members), size=k, replace=False).tolist() if k else []
         chosen.extend(members[int(p)] for p in picked)
         strata.append(Stratum(slice=key[0], verdict=key[1], size=len(members), drawn=k))
     return ReviewSample(items=[items[i] for i in sorted(chosen)], strata=strata, seed=seed)

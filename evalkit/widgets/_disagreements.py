@@ -78,18 +78,20 @@ class DisagreementBrowser(widgets.VBox):
         alt.JupyterChart.enable_offline()  # vega from vl-convert: no CDN, works with no internet
         label = {True: "pass", False: "fail"}
         self.rows, self.columns = rows, columns
+
+        def as_label(c: str) -> pl.Expr:
+            if items.schema[c] == pl.Boolean:
+                return pl.col(c).replace_strict(label, return_dtype=pl.String)
+            return pl.col(c).cast(pl.String)
+
         rated = items.filter(pl.col(rows).is_not_null() & pl.col(columns).is_not_null())
-        self.items = rated.with_columns(
-            *(
-                pl.col(c).replace_strict(label, return_dtype=pl.String)
-                if rated.schema[c] == pl.Boolean
-                else pl.col(c)
-                for c in (rows, columns)
-            )
-        )
+        self.items = rated.with_columns(as_label(rows), as_label(columns))
         self.left_out = items.height - rated.height
         self.show = list(show) or [c for c in self.items.columns if c not in (rows, columns)]
-        labels = sorted(set(self.items[rows].to_list()) | set(self.items[columns].to_list()))
+        labels = sorted(set(self.items[rows].to_list()) | set(self.items[columns].to_list())) or [
+            "fail",
+            "pass",
+        ]
         grid = pl.DataFrame(
             [{rows: a, columns: b} for a in labels for b in labels],
             schema={rows: pl.String, columns: pl.String},
