@@ -119,6 +119,47 @@ class Calibration(BaseModel):
                 return c
         return None
 
+    def figures_frame(self, by: Literal["overall", "slice", "criterion", "date"] = "overall") -> pl.DataFrame:
+        """One row per (comparison, group): n, missing, agreement, kappa and interval, TPR/TNR, coverage, FFR."""
+        rows = []
+        for comp in self.comparisons:
+            groups = {"overall": [comp.overall], "slice": comp.by_slice, "criterion": comp.by_criterion}.get(
+                by, comp.by_date
+            )
+            for f in groups:
+                r = f.rates
+                ci = f.cohen_kappa_ci
+                rows.append(
+                    {
+                        "machine": comp.machine,
+                        "kind": comp.kind,
+                        by: f.group,
+                        "n": f.n,
+                        "missing_human": f.missing.get("human", 0),
+                        "missing_machine": f.missing.get("machine", 0),
+                        "agreement": f.percent_agreement,
+                        "kappa": f.cohen_kappa,
+                        "kappa_low": ci[0] if ci else None,
+                        "kappa_high": ci[1] if ci else None,
+                        "tpr": r.true_positive_rate if r else None,
+                        "tnr": r.true_negative_rate if r else None,
+                        "coverage": r.coverage if r else None,
+                        "false_failure_rate": r.false_failure_rate if r else None,
+                    }
+                )
+        schema = {
+            "machine": pl.String,
+            "kind": pl.String,
+            by: pl.String,
+            "n": pl.Int64,
+            "missing_human": pl.Int64,
+            "missing_machine": pl.Int64,
+            **{k: pl.Float64 for k in ("agreement", "kappa", "kappa_low", "kappa_high", "tpr", "tnr")},
+            "coverage": pl.Float64,
+            "false_failure_rate": pl.Float64,
+        }
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
     def items_frame(self) -> pl.DataFrame:
         """One row per joined label: case, slice, check, hash, human, judge, judge source, and each code check."""
         return pl.DataFrame(self.items, infer_schema_length=None) if self.items else pl.DataFrame()

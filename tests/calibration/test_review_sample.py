@@ -115,3 +115,14 @@ def test_browser_lists_a_clicked_cells_outputs(run: ek.Run) -> None:
     assert browser.picked is None and "Click a cell" in browser.table.value
     judge = DisagreementBrowser.from_calibration(c)  # offline: no judge verdict, so nothing to place
     assert judge.items.height == 0 and "78 left out" in judge.table.value
+
+
+def test_figures_frame_has_a_row_per_comparison_and_group(run: ek.Run) -> None:
+    c = calibrate(run, RPQ / "labels" / "baseline.jsonl", n_boot=20)
+    overall = c.figures_frame()
+    assert overall.height == len(c.comparisons)
+    facts = overall.filter(pl.col("machine") == "facts").row(0, named=True)
+    comp = c.comparison("facts")
+    assert comp is not None and facts["kappa"] == comp.overall.cohen_kappa and facts["n"] == 78
+    by_slice = c.figures_frame("slice").filter(pl.col("machine") == "facts")
+    assert by_slice["n"].sum() == 78 and set(by_slice["slice"]) == {f.group for f in comp.by_slice}
