@@ -10,8 +10,18 @@ from evalkit.calibration._agreement import (
     format_agreement,
 )
 from evalkit.calibration._alpha import krippendorff_alpha
+from evalkit.calibration._calibrate import (
+    Calibration,
+    Comparison,
+    Disagreement,
+    Figures,
+    calibrate,
+    corrected_pass_rate,
+    format_calibration,
+)
 from evalkit.calibration._confusion import ConfusionRates, confusion_rates
 from evalkit.calibration._items import LabelItem, label_items
+from evalkit.calibration._join import StaleLabel, UnmatchedLabel
 from evalkit.calibration._labels import (
     CriterionLabel,
     Label,
@@ -24,32 +34,67 @@ from evalkit.calibration._labels import (
 from evalkit.calibration._pairwise import cohen_kappa_labels
 from evalkit.calibration._ppi import PPIEstimate, ppi_pass_rate
 from evalkit.calibration._ratings import read_ratings, write_ratings
+from evalkit.calibration._record import (
+    CalibrationRecord,
+    CalibrationState,
+    calibration_record,
+    calibration_state,
+    read_calibration_record,
+    write_calibration_record,
+)
+from evalkit.calibration._sample import (
+    ReviewSample,
+    allocate,
+    review_items,
+    review_sample,
+    write_review_sample,
+)
 from evalkit.calibration._wilson import wilson_interval
 
 __all__ = [
     "Agreement",
+    "Calibration",
+    "CalibrationRecord",
+    "CalibrationState",
+    "Comparison",
     "Confusion",
     "ConfusionRates",
     "CriterionLabel",
+    "Disagreement",
+    "Figures",
     "GroupAgreement",
     "Label",
     "LabelItem",
     "LabelsFile",
     "PPIEstimate",
     "PairAgreement",
+    "ReviewSample",
+    "StaleLabel",
+    "UnmatchedLabel",
     "agreement",
     "agreement_from_files",
+    "allocate",
+    "calibrate",
+    "calibration_record",
+    "calibration_state",
     "cohen_kappa_labels",
     "confusion_rates",
+    "corrected_pass_rate",
     "format_agreement",
+    "format_calibration",
     "krippendorff_alpha",
     "label_item",
     "label_items",
     "labels_to_ratings",
     "ppi_pass_rate",
+    "read_calibration_record",
     "read_labels",
     "read_ratings",
+    "review_items",
+    "review_sample",
     "wilson_interval",
+    "write_calibration_record",
     "write_labels",
     "write_ratings",
+    "write_review_sample",
 ]

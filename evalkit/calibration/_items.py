@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,13 @@ class LabelItem:
         return (self.case_id, self.check, self.output_hash)
 
 
-def label_items(rows: pl.DataFrame, suite: Suite, *, check: str | None = None) -> list[LabelItem]:
+def label_items(
+    rows: pl.DataFrame,
+    suite: Suite,
+    *,
+    check: str | None = None,
+    only: Iterable[tuple[str, str, str]] | None = None,
+) -> list[LabelItem]:
     """The outputs of a run's judged checks, once each (repeats with the same output are one item).
 
     Every judged check's output is listed, whether or not the judge ran on it (a cheaper check that failed
@@ -45,6 +52,8 @@ def label_items(rows: pl.DataFrame, suite: Suite, *, check: str | None = None) -
         The suite the run was of: the cases' inputs and rubrics come from it.
     check:
         Only this check (by name).
+    only:
+        Only these (case id, check name, output hash) keys, e.g. the entries of a review sample's labels file.
 
     Returns
     -------
@@ -56,6 +65,13 @@ def label_items(rows: pl.DataFrame, suite: Suite, *, check: str | None = None) -
     judged = rows.filter((pl.col("check_kind") == "judge") & pl.col("output_hash").is_not_null())
     if check is not None:
         judged = judged.filter(pl.col("check_name") == check)
+    if only is not None:
+        keys = pl.DataFrame(
+            list(only),
+            schema={"case_id": pl.String, "check_name": pl.String, "output_hash": pl.String},
+            orient="row",
+        )
+        judged = judged.join(keys.unique(), on=["case_id", "check_name", "output_hash"], how="semi")
     judged = judged.sort("repeat").unique(
         ["case_id", "check_name", "output_hash"], keep="first", maintain_order=True
     )

@@ -12,14 +12,38 @@ from types import ModuleType
 from typing import Any
 
 from evalkit._version import __version__
-from evalkit.cli import _baseline, _cache, _gate, _report, _run, _serve, _validate
+from evalkit.cli import (
+    _agreement,
+    _baseline,
+    _cache,
+    _calibrate,
+    _gate,
+    _probe,
+    _report,
+    _review,
+    _run,
+    _serve,
+    _validate,
+)
 from evalkit.cli._args import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from evalkit.errors import EvalkitError, SuiteValidationError
 
 __all__ = ["COMMANDS", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
 # one module per subcommand, each with add_parser(subparsers) and run(args); listed in the order --help shows
-COMMANDS: list[ModuleType] = [_validate, _run, _report, _gate, _baseline, _cache, _serve]
+COMMANDS: list[ModuleType] = [
+    _validate,
+    _run,
+    _report,
+    _gate,
+    _baseline,
+    _cache,
+    _serve,
+    _agreement,
+    _calibrate,
+    _probe,
+    _review,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -56,6 +56,7 @@ class JudgeSettings(BaseModel):
     temperature: float | None = Field(default=0.0, ge=0, le=1)
     thinking_budget: int | None = Field(default=None, ge=1024)
     pass_rule: Literal["all", "majority"] = "all"
+    min_kappa: float | None = Field(default=None, ge=-1, le=1)
 
     @model_validator(mode="before")
     @classmethod
