@@ -77,7 +77,9 @@ def noise_floor_chart(
         alt.Tooltip("flaky_cases:Q", title="flaky cases"),
     ]
     bars = base.mark_bar(opacity=0.7, height={"band": 0.8}).encode(
-        x=alt.X("sd_repeat_rates:Q", axis=alt.Axis(format=".0%"), title="sd of the pass rate across repeats"),
+        x=alt.X(
+            "sd_repeat_rates:Q", axis=alt.Axis(format=".1~%"), title="sd of the pass rate across repeats"
+        ),
         tooltip=tooltip,
     )
     ticks = base.mark_tick(color="#333", thickness=2).encode(x="sd_expected:Q", tooltip=tooltip)
@@ -167,13 +169,17 @@ def history_chart(
     data = history.filter(pl.col("rate").is_not_null()).select(
         "started_at", "run_id", "rate", "ci_low", "ci_high", "version_change", *extra
     )
-    x = alt.X("started_at:T", title="run started (UTC)")
+    x = alt.X("started_at:T", scale=alt.Scale(padding=16), title="run started (UTC)")
     y_scale = alt.Scale(domain=[0, 1])
     # one line per system: a line from one system's run to another's would read as a change over time
     color = alt.Color("system:N", title="system") if "system" in extra else alt.value(BAND)
     base = alt.Chart(data).encode(x=x, color=color)
     band = base.mark_area(opacity=0.2).encode(
         y=alt.Y("ci_low:Q", scale=y_scale, axis=alt.Axis(format="%"), title="pass rate"), y2="ci_high:Q"
+    )
+    # the interval also as a bar on each run: a band needs two runs of a system to show at all
+    bars = base.mark_rule(strokeWidth=2, opacity=0.5).encode(
+        y=alt.Y("ci_low:Q", scale=y_scale), y2="ci_high:Q"
     )
     line = base.mark_line().encode(y=alt.Y("rate:Q", scale=y_scale))
     points = base.mark_point(filled=True, size=50).encode(
@@ -194,5 +200,7 @@ def history_chart(
         .mark_text(align="left", dx=4, baseline="top", color=WORSE, fontSize=11)
         .encode(x=x, y=alt.value(2), text="version_change:N")
     )
-    chart = alt.layer(band, line, points, rules, labels).properties(title=title, width=WIDTH, height=260)
+    chart = alt.layer(band, bars, line, points, rules, labels).properties(
+        title=title, width=WIDTH, height=260
+    )
     return cast(alt.LayerChart, chart)

@@ -132,9 +132,9 @@ def test_history_chart_marks_only_the_runs_whose_model_version_changed() -> None
     chart = history_chart(h)
     spec = chart.to_dict()
     kinds = [layer["mark"]["type"] for layer in spec["layer"]]
-    assert kinds == ["area", "line", "point", "rule", "text"]
+    assert kinds == ["area", "rule", "line", "point", "rule", "text"]
     datasets = spec["datasets"]
-    rule_data = datasets[spec["layer"][3]["data"]["name"]]
+    rule_data = datasets[spec["layer"][4]["data"]["name"]]
     assert [r["run_id"] for r in rule_data] == ["r3"]
     assert spec["layer"][0]["encoding"]["y2"]["field"] == "ci_high"
     svg = to_svg(chart)
