@@ -9,7 +9,7 @@ from evalkit._version import __version__
 from evalkit.errors import EvalkitError, Problem, SuiteValidationError
 
 if TYPE_CHECKING:
-    from evalkit.api import HTMLReport, Run, RunComparison, load_run, run, run_async, runs
+    from evalkit.api import HTMLReport, Run, RunComparison, history, load_run, run, run_async, runs
     from evalkit.graders import Grade, grade_case
     from evalkit.suite import Case, Suite, check, load_suite, validate_suite
 
@@ -21,6 +21,7 @@ _LAZY = {
     "HTMLReport": "evalkit.api",
     "load_run": "evalkit.api",
     "runs": "evalkit.api",
+    "history": "evalkit.api",
     "Case": "evalkit.suite",
     "Suite": "evalkit.suite",
     "check": "evalkit.suite",
@@ -50,6 +51,7 @@ __all__ = [
     "__version__",
     "check",
     "grade_case",
+    "history",
     "load_run",
     "load_suite",
     "run",

@@ -9,6 +9,7 @@ run.pass_rate(by="slice")
 
 from evalkit.api._compare import RunComparison
 from evalkit.api._execute import as_run_system, run, run_async
+from evalkit.api._history import history, setup_changes
 from evalkit.api._html import HTMLReport
 from evalkit.api._run import Run, load_run
 from evalkit.api._runs import runs
@@ -18,8 +19,10 @@ __all__ = [
     "Run",
     "RunComparison",
     "as_run_system",
+    "history",
     "load_run",
     "run",
     "run_async",
     "runs",
+    "setup_changes",
 ]

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from evalkit.api._run import Run
+    from evalkit.baseline import RunInfo
     from evalkit.report import Comparison
 
 
@@ -18,6 +19,8 @@ class RunComparison:
     """Run B (this run) against A (the reference), paired on the cases both scored."""
 
     comparison: Comparison
+    info: RunInfo | None = None
+    """Run B's identity (its setup), for `changes`."""
 
     @property
     def run_a(self) -> str:
@@ -60,6 +63,20 @@ class RunComparison:
         c = self.comparison
         return [*c.drift, *([c.version_warning] if c.version_warning else [])]
 
+    def changes(self) -> pl.DataFrame:
+        """Every part of the setup before (A) and after (B): what, before, after, changed.
+
+        Parts: suite version, system, system prompt, system model (requested and resolved), system code, judge
+        model, judge prompt, resolved judge model (see `evalkit.api.setup_changes`).
+        """
+        from evalkit.api._history import setup_changes
+
+        if self.info is None:
+            raise ValueError(
+                "this comparison was made without run B's setup; make it with run.compare(other)"
+            )
+        return setup_changes(self.comparison.reference.info, self.info)
+
     def __repr__(self) -> str:
         s = self.summary()
         return (
@@ -80,4 +97,4 @@ def compare(run: Run, other: Run | str | Path) -> RunComparison:
     from evalkit.report import compare as compare_verdicts
 
     info = run_info(run.manifest, run.checks())
-    return RunComparison(compare_verdicts(info, run.verdicts(), reference_of(other)))
+    return RunComparison(compare_verdicts(info, run.verdicts(), reference_of(other)), info)

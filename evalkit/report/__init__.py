@@ -17,12 +17,24 @@ if TYPE_CHECKING:
         slice_pass_rate_chart,
         to_svg,
     )
+    from evalkit.report._charts_regressions import (
+        history_chart,
+        mde_chart,
+        mde_curve,
+        noise_floor_chart,
+        noise_floor_frame,
+    )
 
 _LAZY = {
     "cost_latency_chart": "evalkit.report._charts",
     "slice_delta_chart": "evalkit.report._charts",
     "slice_pass_rate_chart": "evalkit.report._charts",
     "to_svg": "evalkit.report._charts",
+    "history_chart": "evalkit.report._charts_regressions",
+    "mde_chart": "evalkit.report._charts_regressions",
+    "mde_curve": "evalkit.report._charts_regressions",
+    "noise_floor_chart": "evalkit.report._charts_regressions",
+    "noise_floor_frame": "evalkit.report._charts_regressions",
 }
 
 
@@ -43,10 +55,15 @@ __all__ = [
     "cost_latency_chart",
     "format_report",
     "format_summary",
+    "history_chart",
     "is_nan",
     "judge_criteria",
     "left_out",
+    "mde_chart",
+    "mde_curve",
     "money",
+    "noise_floor_chart",
+    "noise_floor_frame",
     "pct",
     "plural",
     "pts",

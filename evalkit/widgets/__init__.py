@@ -1,7 +1,10 @@
-"""Notebook widgets: the labeller and the case editor. Each can be driven from code as a person drives it."""
+"""Notebook widgets: label outputs, browse disagreements and flipped cases, click a slice to see its failures.
+
+Each can be driven from code as a person drives it (set a value, click, send the front end's message)."""
 
 from evalkit.widgets._disagreements import DisagreementBrowser
+from evalkit.widgets._flips import FlippedCases
 from evalkit.widgets._labeller import Labeller
 from evalkit.widgets._slice_failures import SliceFailures, failures_table
 
-__all__ = ["DisagreementBrowser", "Labeller", "SliceFailures", "failures_table"]
+__all__ = ["DisagreementBrowser", "FlippedCases", "Labeller", "SliceFailures", "failures_table"]
