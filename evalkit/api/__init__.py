@@ -7,9 +7,10 @@ run.pass_rate(by="slice")
 ```
 """
 
+from evalkit.api._changes import setup_changes
 from evalkit.api._compare import RunComparison
 from evalkit.api._execute import as_run_system, run, run_async
-from evalkit.api._history import history, setup_changes
+from evalkit.api._history import history
 from evalkit.api._html import HTMLReport
 from evalkit.api._run import Run, load_run
 from evalkit.api._runs import runs

@@ -69,7 +69,7 @@ class RunComparison:
         Parts: suite version, system, system prompt, system model (requested and resolved), system code, judge
         model, judge prompt, resolved judge model (see `evalkit.api.setup_changes`).
         """
-        from evalkit.api._history import setup_changes
+        from evalkit.api._changes import setup_changes
 
         if self.info is None:
             raise ValueError(

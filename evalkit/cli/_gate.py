@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._args import EXIT_FAIL, EXIT_OK, add_gate_loosening, fraction
+from evalkit.cli._args import EXIT_FAIL, EXIT_OK, add_gate_loosening, fraction, judge_calibration
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,6 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.gate import run_gate
+    from evalkit.results import load_run
 
     outcome = run_gate(
         args.run,
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         junit=args.junit,
         allow_unscored=args.allow_unscored,
         allow_version_change=args.allow_version_change,
+        require_calibrated=args.require_calibrated,
+        calibration=judge_calibration(load_run(args.run)[0].suite_path),
     )
     print(outcome.text)
     return EXIT_FAIL if outcome.decision.failed else EXIT_OK

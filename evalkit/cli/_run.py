@@ -17,6 +17,7 @@ from evalkit.cli._args import (
     add_show_failures,
     expand,
     fraction,
+    judge_calibration,
     non_negative,
     positive,
 )
@@ -252,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
                         max_drop=args.max_drop,
                         allow_unscored=args.allow_unscored,
                         allow_version_change=args.allow_version_change,
+                        require_calibrated=args.require_calibrated,
+                        calibration=judge_calibration(manifest.suite_path),
                     )
                 except EvalkitError as exc:  # this suite's gate cannot judge; the other suites still run
                     print(f"  gate: {exc}")

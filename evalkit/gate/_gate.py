@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 import polars as pl
 
@@ -45,6 +46,13 @@ class GateOutcome:
         return 1 if self.decision.failed else 0
 
 
+class CalibrationLike(Protocol):
+    """What the gate reads of a judge's calibration state."""
+
+    @property
+    def state(self) -> str: ...
+
+
 def run_gate(
     run: str | Path,
     baseline: str | Path,
@@ -55,6 +63,8 @@ def run_gate(
     *,
     allow_unscored: int = 0,
     allow_version_change: bool = False,
+    require_calibrated: bool = False,
+    calibration: CalibrationLike | None = None,
 ) -> GateOutcome:
     """Gate a finished run against a baseline (run directory or baseline.json); write JUnit XML if asked.
 
@@ -70,6 +80,9 @@ def run_gate(
     allow_unscored: tolerate up to this many baseline cases the run cannot verify.
     allow_version_change: across suite versions, compare only the cases whose content did not change
         (needs per-case hashes in the baseline).
+    require_calibrated: fail when `calibration` says the judged results are uncalibrated or stale.
+    calibration: the suite's judge calibration state (``evalkit.calibration.calibration_state``); the
+        verdict says it when the run has judged checks.
 
     Returns
     -------
@@ -150,6 +163,17 @@ def run_gate(
     lines.append(f"gate: {manifest.suite} run {manifest.run_id}")
     lines.extend(comparison_lines(comparison))
     lines.extend(check.lines(str(run)))
+    judged = rows.filter(pl.col("check_kind") == "judge").height > 0
+    state = calibration if judged else None
+    if state is not None and state.state != "not required":
+        lines.append(str(state))
+        if require_calibrated and state.state in ("uncalibrated", "stale") and not decision.failed:
+            decision = replace(
+                decision,
+                failed=True,
+                reason=f"FAIL: judged results are {state.state} and --require-calibrated is set; calibrate the "
+                f"judge (evalkit calibrate RUN --labels FILE) or drop the option. {decision.reason}",
+            )
     lines.append(decision.reason)
     if junit is not None:
         write_junit(junit, manifest, rows, decision, comparison, verification=check)
