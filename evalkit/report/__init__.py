@@ -17,12 +17,14 @@ if TYPE_CHECKING:
         slice_pass_rate_chart,
         to_svg,
     )
+    from evalkit.report._charts_curation import slice_coverage_chart
 
 _LAZY = {
     "cost_latency_chart": "evalkit.report._charts",
     "slice_delta_chart": "evalkit.report._charts",
     "slice_pass_rate_chart": "evalkit.report._charts",
     "to_svg": "evalkit.report._charts",
+    "slice_coverage_chart": "evalkit.report._charts_curation",
 }
 
 
@@ -53,6 +55,7 @@ __all__ = [
     "pval",
     "render_html",
     "secs",
+    "slice_coverage_chart",
     "slice_delta_chart",
     "slice_deltas",
     "slice_pass_rate_chart",
