@@ -70,8 +70,11 @@ def near_duplicates(
     that are equal as JSON are reported with method ``same input``.
 
     Scores are computed by ``rapidfuzz.process.cdist`` (C, all cores) in blocks of rows, so memory stays
-    bounded (about 32 MB) and no Python loop runs over the pairs; the work is still all pairs, about a
-    second for 10,000 short inputs. A text that normalises to nothing (an empty ticket) pairs with nothing.
+    bounded (about 32 MB) and no Python loop runs over the pairs. Texts are sorted by length and each block
+    is compared only with the texts long enough and short enough to reach the threshold, which loses no
+    pair; texts of similar length are all compared. 10,000 inputs of 30 to 250 characters took 49 s on a
+    busy 2-core machine; a few hundred take well under a second. A text that normalises to nothing (an
+    empty ticket) pairs with nothing.
 
     Parameters
     ----------
@@ -94,40 +97,53 @@ def near_duplicates(
     from rapidfuzz import fuzz, process, utils
 
     cases = list(suite.cases if isinstance(suite, Suite) else suite)
-    texts = [utils.default_process(case_text(c, field=field)) for c in cases]
-    keep = [i for i, t in enumerate(texts) if t]
-    kept = [texts[i] for i in keep]
-    same = [content_hash(cases[i].input if field is None else _at(cases[i].input, field)) for i in keep]
+    # token_sort_ratio is the Indel ratio of the texts with their words sorted: sort each text once here and
+    # let cdist run the plain ratio, its fastest (bit-parallel) path, rather than re-sort for every pair
+    words = [" ".join(sorted(utils.default_process(case_text(c, field=field)).split())) for c in cases]
+    # shortest first: a text can score `threshold` only against texts at most (2 - t) / t times its length
+    # (t = threshold / 100), so each block of rows is compared with a window of columns, and no pair is lost
+    order = sorted((i for i, t in enumerate(words) if t), key=lambda i: len(words[i]))
+    kept = [words[i] for i in order]
+    lengths = np.array([len(t) for t in kept])
+    t = threshold / 100
+    stretch = (2 - t) / t if t > 0 else float("inf")
     rows_a: list[int] = []
     rows_b: list[int] = []
     scores: list[float] = []
     n = len(kept)
-    block = max(1, _BLOCK_CELLS // max(n, 1))
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        # only the columns from `start` on: pairs (i, j) with j > i, each once
+    start = 0
+    while start < n:
+        stop = min(n, start + max(1, _BLOCK_CELLS // (n - start)))
+        end = (
+            n
+            if stretch == float("inf")
+            else int(np.searchsorted(lengths, lengths[stop - 1] * stretch + 1, "right"))
+        )
+        # columns from `start` on only: each pair (i, j), j > i, once
         matrix = process.cdist(
             kept[start:stop],
-            kept[start:],
-            scorer=fuzz.token_sort_ratio,
+            kept[start:end],
+            scorer=fuzz.ratio,
             score_cutoff=threshold,
             dtype=np.float32,
             workers=-1,
         )
         r, c = np.nonzero(matrix >= threshold)
-        i, j = r + start, c + start
-        upper = j > i
-        rows_a.extend(i[upper].tolist())
-        rows_b.extend(j[upper].tolist())
+        upper = c + start > r + start
+        rows_a.extend((r[upper] + start).tolist())
+        rows_b.extend((c[upper] + start).tolist())
         scores.extend(matrix[r[upper], c[upper]].tolist())
+        start = stop
+    pairs = [tuple(sorted((order[x], order[y]))) for x, y in zip(rows_a, rows_b, strict=True)]
+    value = (lambda i: cases[i].input) if field is None else (lambda i: _at(cases[i].input, field))
     method = [
-        "same input" if same[a] == same[b] else "token_sort_ratio"
-        for a, b in zip(rows_a, rows_b, strict=True)
+        "same input" if content_hash(value(x)) == content_hash(value(y)) else "token_sort_ratio"
+        for x, y in pairs
     ]
     return pl.DataFrame(
         {
-            "case_a": [cases[keep[a]].id for a in rows_a],
-            "case_b": [cases[keep[b]].id for b in rows_b],
+            "case_a": [cases[x].id for x, _ in pairs],
+            "case_b": [cases[y].id for _, y in pairs],
             "score": [round(s, 1) for s in scores],
             "method": method,
         },

@@ -113,6 +113,11 @@ def read_transcripts(
     """
     p = Path(path)
     shown = str(p)
+    suffix = p.suffix.lower()
+    if suffix not in (".jsonl", ".ndjson", ".csv"):
+        raise TranscriptError(
+            [Problem(shown, None, "(file)", f"unknown transcript format {suffix!r}", "use .jsonl or .csv")]
+        )
     try:
         text = p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -131,15 +136,7 @@ def read_transcripts(
         raise TranscriptError(
             [Problem(shown, None, "(file)", f"cannot read: {exc.strerror}", "check the path")]
         ) from None
-    suffix = p.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        rows, problems = _rows_jsonl(shown, text)
-    elif suffix == ".csv":
-        rows, problems = _rows_csv(shown, text)
-    else:
-        raise TranscriptError(
-            [Problem(shown, None, "(file)", f"unknown transcript format {suffix!r}", "use .jsonl or .csv")]
-        )
+    rows, problems = _rows_csv(shown, text) if suffix == ".csv" else _rows_jsonl(shown, text)
     if not rows and not problems:
         problems.append(
             Problem(shown, None, "(file)", "no rows", "one request per line (JSONL) or row (CSV)")
