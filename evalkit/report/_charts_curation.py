@@ -53,5 +53,8 @@ def slice_coverage_chart(
         .mark_rule(color=WORSE, strokeDash=[4, 3])
         .encode(x="min_cases:Q", tooltip=[alt.Tooltip("label:N", title="fewer: a wide interval")])
     )
-    chart = alt.layer(bars, rule).properties(title=title, width=WIDTH, height=alt.Step(ROW_STEP))
+    label = rule.mark_text(color=WORSE, align="left", dx=4, dy=-6, baseline="bottom", fontSize=11).encode(
+        text="label:N", y=alt.value(0)
+    )
+    chart = alt.layer(bars, rule, label).properties(title=title, width=WIDTH, height=alt.Step(ROW_STEP))
     return cast(alt.LayerChart, chart)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit._hashing import content_hash
 from evalkit.suite._cases import Case
 from evalkit.suite._suite import Suite
+from evalkit.suite._transcripts import Candidate
 
 if TYPE_CHECKING:
     import polars as pl
@@ -47,7 +48,7 @@ def _at(value: Any, field: str) -> Any:
     return value
 
 
-def case_text(case: Case, *, field: str | None = None) -> str:
+def case_text(case: Case | Candidate, *, field: str | None = None) -> str:
     """The text of a case's input that near-duplicates are found on: every string in it (or in `field`),
     joined with spaces."""
     value = case.input if field is None else _at(case.input, field)
@@ -55,7 +56,7 @@ def case_text(case: Case, *, field: str | None = None) -> str:
 
 
 def near_duplicates(
-    suite: Suite | Sequence[Case],
+    suite: Suite | Sequence[Case | Candidate],
     *,
     threshold: float = DEFAULT_THRESHOLD,
     field: str | None = None,
@@ -79,7 +80,8 @@ def near_duplicates(
     Parameters
     ----------
     suite:
-        A suite, or a list of cases.
+        A suite, or a list of cases; transcript candidates may be among them, to see which are already
+        in the suite (``[*suite.cases, *candidates]``).
     threshold:
         The lowest score reported (default 90).
     field:
@@ -96,7 +98,7 @@ def near_duplicates(
     import polars as pl
     from rapidfuzz import fuzz, process, utils
 
-    cases = list(suite.cases if isinstance(suite, Suite) else suite)
+    cases: list[Case | Candidate] = list(suite.cases if isinstance(suite, Suite) else suite)
     # token_sort_ratio is the Indel ratio of the texts with their words sorted: sort each text once here and
     # let cdist run the plain ratio, its fastest (bit-parallel) path, rather than re-sort for every pair
     words = [" ".join(sorted(utils.default_process(case_text(c, field=field)).split())) for c in cases]

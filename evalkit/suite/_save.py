@@ -47,15 +47,15 @@ class SaveResult:
         return self.old_version != self.new_version
 
     def __str__(self) -> str:
-        lines = sum(
-            1 for ln in self.diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
-        )
+        body = [ln for ln in self.diff.splitlines() if not ln.startswith(("+++", "---"))]
+        added = sum(ln.startswith("+") for ln in body)
+        removed = sum(ln.startswith("-") for ln in body)
         change = (
             f"version {self.old_version} -> {self.new_version}"
             if self.version_changed
             else f"version {self.new_version} (unchanged)"
         )
-        return f"{self.path}: {change}, {lines} line{'s' if lines != 1 else ''} changed"
+        return f"{self.path}: {change}; lines +{added} -{removed}"
 
 
 def _check_entries(

@@ -55,7 +55,16 @@ def cases_table(cases: list[Case], *, limit: int = 50) -> str:
             html.escape(clip(_input_text(c), 220)),
             html.escape(clip(check_summary(c), 160)),
         ]
-        rows.append("<tr>" + "".join(f'<td style="vertical-align:top">{x}</td>' for x in cells) + "</tr>")
+        # the id, slice and split are short words: keep each on one line
+        styles = ["white-space:nowrap"] * 3 + ["", ""]
+        rows.append(
+            "<tr>"
+            + "".join(
+                f'<td style="vertical-align:top;padding:2px 6px;{st}">{x}</td>'
+                for x, st in zip(cells, styles, strict=True)
+            )
+            + "</tr>"
+        )
     more = f"<p>showing {limit} of {len(cases)}</p>" if len(cases) > limit else ""
     return (
         '<table class="ek-cases" style="border-collapse:collapse;font-size:12px">'

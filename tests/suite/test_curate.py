@@ -153,6 +153,16 @@ def test_read_transcripts_reads_the_shipped_synthetic_file() -> None:
     assert first.where == "transcripts.jsonl:1"
 
 
+def test_candidates_already_in_the_suite_are_found() -> None:
+    suite = load_suite(TRIAGE)
+    cands = read_transcripts(TRIAGE / "transcripts.jsonl", input_fields=["subject", "body", "channel"])
+    found = near_duplicates([*suite.cases, *cands]).filter(pl.col("case_b").str.starts_with("t-"))
+    assert found.select("case_a", "case_b", "method").rows() == [
+        ("tri-119", "t-0012", "same input"),  # "help" by chat
+        ("tri-001", "t-0005", "token_sort_ratio"),  # the October invoice again, one word changed
+    ]
+
+
 def test_read_transcripts_locates_every_problem(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(

@@ -77,7 +77,7 @@ def test_an_edited_case_is_written_in_the_form_it_was_given(triage: Path) -> Non
     assert '"expected": "billing"' in result.diff and '"expected": "account"' in result.diff
     assert f"@ {suite.version}" in result.diff and f"@ {result.new_version}" in result.diff
     assert result.suite.version == result.new_version
-    assert str(result).endswith("2 lines changed")
+    assert str(result).endswith("lines +1 -1")
 
 
 def test_a_case_made_in_code_is_written_in_the_checks_form(triage: Path) -> None:

@@ -68,7 +68,11 @@ def test_an_invalid_edit_disables_save_and_saves_nothing(triage: Path) -> None:
     text = editor.text.value
     # each keystroke is a change: half-typed JSON is reported where it breaks, and Save stays off
     editor.text.value = text[: len(text) // 2]
-    assert editor.save_button.disabled and "invalid JSON" in editor.status.value and "line " in editor.status.value
+    assert (
+        editor.save_button.disabled
+        and "invalid JSON" in editor.status.value
+        and "line " in editor.status.value
+    )
     editor.text.value = text.replace('"grader": "exact"', '"grader": "exactly"')
     assert editor.save_button.disabled
     assert "unknown grader" in editor.status.value and "<code>grader</code>" in editor.status.value
