@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         slice_pass_rate_chart,
         to_svg,
     )
+    from evalkit.report._charts_curation import slice_coverage_chart
     from evalkit.report._charts_regressions import (
         history_chart,
         mde_chart,
@@ -35,6 +36,7 @@ _LAZY = {
     "mde_curve": "evalkit.report._charts_regressions",
     "noise_floor_chart": "evalkit.report._charts_regressions",
     "noise_floor_frame": "evalkit.report._charts_regressions",
+    "slice_coverage_chart": "evalkit.report._charts_curation",
 }
 
 
@@ -70,6 +72,7 @@ __all__ = [
     "pval",
     "render_html",
     "secs",
+    "slice_coverage_chart",
     "slice_delta_chart",
     "slice_deltas",
     "slice_pass_rate_chart",

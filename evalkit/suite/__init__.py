@@ -1,6 +1,6 @@
 """Golden sets: case forms, check models, loading and validation with located errors, the suite version."""
 
-from evalkit.suite._cases import Case, cases_version, parse_case
+from evalkit.suite._cases import Case, case_line, cases_version, parse_case, written_form
 from evalkit.suite._checks import (
     CitationsSubsetCheck,
     ContainsAllCheck,
@@ -18,12 +18,22 @@ from evalkit.suite._checks import (
     UserCheck,
     covers,
 )
+from evalkit.suite._curate import case_text, check_kinds, filter_cases, near_duplicates, slice_coverage
 from evalkit.suite._load import load_suite, validate_suite
 from evalkit.suite._registry import (
     UserModule,
     check,
     global_checks,
     load_user_module,
+)
+from evalkit.suite._save import (
+    SaveResult,
+    case_object,
+    check_case_text,
+    new_case_template,
+    next_case_id,
+    save_new_version,
+    with_case,
 )
 from evalkit.suite._schemas import (
     UNSENDABLE_SCHEMA_HINT,
@@ -34,10 +44,12 @@ from evalkit.suite._schemas import (
 )
 from evalkit.suite._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, ModelSettings, SuiteConfig
 from evalkit.suite._suite import Suite
+from evalkit.suite._transcripts import Candidate, TranscriptError, promote, read_transcripts
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "UNSENDABLE_SCHEMA_HINT",
+    "Candidate",
     "Case",
     "CitationsSubsetCheck",
     "ContainsAllCheck",
@@ -52,22 +64,39 @@ __all__ = [
     "NoEmailExceptCheck",
     "RegexCheck",
     "RemoteSchemaRefused",
+    "SaveResult",
     "SchemaCheck",
     "SqlRowsMatchCheck",
     "Suite",
     "SuiteConfig",
     "SumsCheck",
+    "TranscriptError",
     "UserCheck",
     "UserModule",
+    "case_line",
+    "case_object",
+    "case_text",
     "cases_version",
     "check",
+    "check_case_text",
+    "check_kinds",
     "covers",
+    "filter_cases",
     "global_checks",
     "load_suite",
     "load_user_module",
+    "near_duplicates",
+    "new_case_template",
+    "next_case_id",
     "offline_registry",
     "parse_case",
+    "promote",
+    "read_transcripts",
+    "save_new_version",
     "schema_warnings",
+    "slice_coverage",
     "unsendable_schema",
     "validate_suite",
+    "with_case",
+    "written_form",
 ]

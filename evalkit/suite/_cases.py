@@ -11,6 +11,7 @@ import difflib
 import functools
 import json
 import unicodedata
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -257,8 +258,42 @@ def _checks_from_course(form: _CourseForm, path: str, line: int) -> tuple[list[A
     return list(parsed), []
 
 
+# A case's written form (the object it was parsed from, and the line when read from a file), kept beside the
+# case rather than in it, so two cases that mean the same compare equal whatever form each was written in.
+# Weak, so a case's form goes when the case does.
+_WRITTEN: dict[int, tuple[weakref.ref[Case], dict[str, Any], str | None]] = {}
+
+
+def _remember(case: Case, obj: dict[str, Any], text: str | None = None) -> None:
+    key = id(case)
+
+    def forget(ref: weakref.ref[Case]) -> None:
+        entry = _WRITTEN.get(key)
+        if entry is not None and entry[0] is ref:
+            del _WRITTEN[key]
+
+    _WRITTEN[key] = (weakref.ref(case, forget), obj, text)
+
+
+def written_form(case: Case) -> dict[str, Any] | None:
+    """The object `case` was parsed from by :func:`parse_case` (its form and key order), or None."""
+    entry = _WRITTEN.get(id(case))
+    return entry[1] if entry is not None and entry[0]() is case else None
+
+
 def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | None, list[Problem]]:
-    """Normalise one decoded JSON line into a Case, or return every problem found in it."""
+    """Normalise one decoded JSON line into a Case, or return every problem found in it.
+
+    The case remembers `obj` as its written form (:func:`written_form`), so saving it keeps the form and key
+    order it was written in.
+    """
+    case, problems = _parse_case(obj, path, line)
+    if case is not None:
+        _remember(case, obj)
+    return case, problems
+
+
+def _parse_case(obj: Any, path: str, line: int) -> tuple[Case | None, list[Problem]]:
     if not isinstance(obj, dict):
         return None, [
             Problem(
@@ -467,6 +502,8 @@ def read_cases(path: Path, display: str | None = None) -> tuple[list[tuple[int, 
         except RecursionError:
             found, case = [Problem(shown, number, "(case)", "nested too deeply to check", _DEEP_HINT)], None
         problems.extend(found)
+        if case is not None:
+            _remember(case, obj, text.rstrip("\r\n"))
         raw_id = obj.get("id") if isinstance(obj, dict) else None
         if isinstance(raw_id, str) and raw_id:
             if raw_id in first_line:
@@ -490,6 +527,22 @@ def cases_to_jsonl(cases: Iterable[Case]) -> str:
     """Serialise cases in stable (id) order, one multi-check-form object per line."""
     ordered = sorted(cases, key=lambda c: c.id)
     return "".join(json.dumps(c.to_record(), ensure_ascii=False) + "\n" for c in ordered)
+
+
+def case_line(case: Case) -> str:
+    """One case as a JSONL line (no newline): as it was written (the very line, when read from a file) while
+    that still says the same, else in the multi-check form."""
+    entry = _WRITTEN.get(id(case))
+    if entry is not None and entry[0]() is case:
+        _, obj, text = entry
+        # the object may have been changed since: write the line, or the object, only if it still means this case
+        if text is not None:
+            decoded, bad = decode_line(text)
+            if bad is None and _parse_case(decoded, "<memory>", 0)[0] == case:
+                return text
+        if _parse_case(obj, "<memory>", 0)[0] == case:
+            return json.dumps(obj, ensure_ascii=False)
+    return json.dumps(case.to_record(), ensure_ascii=False)
 
 
 def cases_version(cases: Iterable[Case], extra: Any = None) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from evalkit._fs import atomic_write_text
 from evalkit.errors import Problem
-from evalkit.suite._cases import Case, cases_to_jsonl, cases_version
+from evalkit.suite._cases import Case, case_line, cases_version
 from evalkit.suite._registry import UserModule
 from evalkit.suite._settings import SuiteConfig
 
@@ -52,8 +52,18 @@ class Suite:
                 return c
         raise KeyError(case_id)
 
+    def to_jsonl(self) -> str:
+        """The cases as the JSONL text :meth:`save` writes: one line per case, in the suite's order."""
+        return "".join(case_line(c) + "\n" for c in self.cases)
+
     def save(self, path: Path | None = None) -> Path:
-        """Write the cases atomically in stable order (multi-check form)."""
-        target = path or self.cases_file
-        atomic_write_text(target, cases_to_jsonl(self.cases))
+        """Write the cases atomically, in the suite's order, each in the form it was written in.
+
+        A case read from a file and not changed is written back as the very line it was read from; a case
+        parsed from an object (`parse_case`) in that object's form and key order; any other case in the
+        multi-check form. To see what changes and refuse invalid cases, use
+        :func:`evalkit.suite.save_new_version`.
+        """
+        target = Path(path) if path is not None else self.cases_file
+        atomic_write_text(target, self.to_jsonl())
         return target
