@@ -114,7 +114,9 @@ def add_live_parsers(probe_subparsers: argparse._SubParsersAction[argparse.Argum
         default=None,
         help="an attack to try; repeat for several (default: all of " + ", ".join(_ATTACKS) + ")",
     )
-    i.add_argument("--out", default=None, help="also write one JSONL row per attacked output here (default: none)")
+    i.add_argument(
+        "--out", default=None, help="also write one JSONL row per attacked output here (default: none)"
+    )
     _common(i, target_help="the attack success rate to size the sample for")
     i.set_defaults(func=run_injection)
 
@@ -137,7 +139,9 @@ def add_live_parsers(probe_subparsers: argparse._SubParsersAction[argparse.Argum
         "(default: off, read a verdicts file)",
     )
     _system(position)
-    _add(position, "--against", default=None, help="with --live on a suite: the second system (default: none)")
+    _add(
+        position, "--against", default=None, help="with --live on a suite: the second system (default: none)"
+    )
     _add(
         position,
         "--judge-model",

@@ -159,8 +159,8 @@ def effect_chart(
         ),
         title=None,
     )
-    extra: dict[str, alt.YOffset] = {"yOffset": alt.YOffset("group:N")} if len(groups) > 1 else {}
-    base = alt.Chart(data).encode(y=alt.Y("label:N", sort=order, title=None), color=color, **extra)
+    offset = alt.YOffset("group:N") if len(groups) > 1 else alt.Undefined
+    base = alt.Chart(data).encode(y=alt.Y("label:N", sort=order, title=None), color=color, yOffset=offset)
     bars = base.mark_rule(strokeWidth=2, opacity=0.7).encode(
         x=alt.X("ci_low:Q", scale=scale, axis=alt.Axis(format=fmt), title=axis_title), x2="ci_high:Q"
     )

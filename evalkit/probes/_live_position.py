@@ -251,6 +251,7 @@ def position_live(
     )
     if target.name == "position-cases.jsonl":  # a suite given by its cases file: name it by its folder
         target = target.with_name(f"position-{path.parent.name}.jsonl")
+    target.parent.mkdir(parents=True, exist_ok=True)
     write_verdicts(target, verdicts)
     probe = position_probe(verdicts, confidence=confidence)
     share = discordant_share(verdicts)

@@ -62,7 +62,9 @@ def make_suite(root: Path, n: int) -> Path:
 
 @pytest.fixture
 def judged_by(
-    make_anthropic_server: Callable[..., LocalAnthropicServer], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    make_anthropic_server: Callable[..., LocalAnthropicServer],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> Callable[..., LiveOptions]:
     """Point the SDK at a local server whose judge is a SimulatedJudge with the given biases."""
 
@@ -100,7 +102,9 @@ def test_verbosity_probe_recovers_a_planted_bias(
     assert "padded - original" in text and "significant at 5%" in text and padding in text
 
 
-def test_verbosity_probe_without_a_bias_reports_none(tmp_path: Path, judged_by: Callable[..., LiveOptions]) -> None:
+def test_verbosity_probe_without_a_bias_reports_none(
+    tmp_path: Path, judged_by: Callable[..., LiveOptions]
+) -> None:
     options = judged_by()
     probe = verbosity_probe(make_suite(tmp_path / "suite", 40), options=options)
     d = probe.effect.pass_rate
@@ -118,7 +122,9 @@ def test_original_verdicts_are_the_runs_own_from_the_cache(
     options = judged_by(verbosity_bias=0.5)
     probe = verbosity_probe(make_suite(tmp_path / "suite", 30), options=options)
     run = ek.load_run(probe.about.run_dir)
-    judged = run.checks().filter(pl.col("check_kind") == "judge").select("case_id", "passed", "judge_cache_hit")
+    judged = (
+        run.checks().filter(pl.col("check_kind") == "judge").select("case_id", "passed", "judge_cache_hit")
+    )
     mine = probe.rows.select("case_id", pl.col("original_pass").alias("passed"))
     assert judged.select("case_id", "passed").sort("case_id").equals(mine.sort("case_id"))
     # a second probe is answered from the cache: the run's judge calls are all hits
