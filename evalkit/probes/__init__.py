@@ -32,6 +32,7 @@ from evalkit.probes._paired import (
     paired_difference,
 )
 from evalkit.probes._position import PositionProbe, format_position, position_from_file, position_probe
+from evalkit.probes._position_table import position_by, position_table
 from evalkit.probes._verdicts import read_verdicts, write_verdicts
 
 if TYPE_CHECKING:
@@ -93,10 +94,12 @@ __all__ = [
     "pad_filler",
     "pad_repeat_list",
     "paired_difference",
+    "position_by",
     "position_from_file",
     "position_live",
     "position_probe",
     "position_rows",
+    "position_table",
     "read_pairs",
     "read_verdicts",
     "self_preference",

@@ -38,6 +38,12 @@ class LiveOptions:
     max_retries: int = 4
     progress: bool = False
 
+    def __post_init__(self) -> None:
+        # a notebook passes plain strings; they are taken as paths
+        object.__setattr__(self, "runs_dir", Path(self.runs_dir))
+        if self.cache_dir is not None:
+            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+
 
 @dataclass(frozen=True)
 class JudgedOutput:
@@ -61,6 +67,8 @@ class SuiteOutputs:
     outputs: list[JudgedOutput] = field(default_factory=list)
     errored_cases: int = 0
     not_text: int = 0
+    served: set[str] = field(default_factory=set)
+    """The model ids the judge's replies named (a simulated judge names itself)."""
 
 
 def judged_item(case: Case, check: JudgeCheck, index: int) -> str:

@@ -124,6 +124,7 @@ class LivePosition:
     verdicts: pl.DataFrame
     target_effect: float
     n_needed: int | None
+    served: list[str]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,6 +132,7 @@ class LivePosition:
             "verdicts": str(self.verdicts_path),
             "target_effect": self.target_effect,
             "n_needed": self.n_needed,
+            "judge_served": self.served,
             **self.probe.to_json(),
         }
 
@@ -142,11 +144,13 @@ def judge_pairs(
     options: LiveOptions | None = None,
     client: Any = None,
     judge_name: str | None = None,
+    served: set[str] | None = None,
 ) -> pl.DataFrame:
     """Every pair judged in both orders by the pairwise judge: a pairwise verdicts frame (winner in A/B labels).
 
     The client is built as a run's is (`Client` with the options' concurrency and retries, base URL and key
     from the environment) unless one is given; a malformed verdict after its retry is a null winner.
+    `served`, when given, collects the model ids the replies named (a simulated judge names itself).
     """
     from evalkit.cache import ResponseCache
     from evalkit.graders import JudgeError, PairwiseJudge
@@ -161,6 +165,7 @@ def judge_pairs(
     cache = ResponseCache(opts.cache_dir, mode=opts.cache_mode)  # type: ignore[arg-type]
     judge = PairwiseJudge(client=client, settings=chosen, cache=cache)
     name = judge_name or chosen.model
+    served = served if served is not None else set()
 
     def both(pair: Pair) -> list[dict[str, Any]]:
         winners: tuple[str | None, str | None]
@@ -173,6 +178,7 @@ def judge_pairs(
         else:
             # in the A-first order the shown labels are the caller's; the B-first verdict comes mapped back
             winners = (result.raw[0]["winner"], result.raw[1]["as_caller"])
+            served.update(str(r["model"]) for r in result.raw if r.get("model"))
         return [
             {"item": pair.item, "judge": name, "shown_first": first, "winner": w}
             for first, w in zip(("A", "B"), winners, strict=True)
@@ -243,7 +249,8 @@ def position_live(
             )
         pairs, suite_settings = suite_pairs(path, system, against, options=opts)
         chosen = settings or suite_settings
-    verdicts = judge_pairs(pairs, settings=chosen, options=opts)
+    served: set[str] = set()
+    verdicts = judge_pairs(pairs, settings=chosen, options=opts, served=served)
     target = (
         Path(out)
         if out is not None
@@ -260,4 +267,4 @@ def position_live(
         if share > 0
         else None
     )
-    return LivePosition(probe, target, verdicts, target_effect, needed)
+    return LivePosition(probe, target, verdicts, target_effect, needed, sorted(served))

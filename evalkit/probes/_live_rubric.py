@@ -37,6 +37,8 @@ def _verdict(found: SuiteOutputs, out: JudgedOutput, text: str) -> tuple[bool | 
         grade = found.judge(out.check, text, out.case, repeat=0)
     except JudgeError as exc:
         return None, None, str(exc)
+    if grade.model_version:
+        found.served.add(grade.model_version)
     return grade.passed, grade.score, ""
 
 
@@ -46,6 +48,7 @@ class _About:
     suite_version: str
     system: str
     judge_model: str
+    judge_served: list[str]
     run_dir: str
     outputs: int
     errored_cases: int
@@ -58,6 +61,7 @@ class _About:
             suite_version=found.suite.version,
             system=found.system,
             judge_model=found.judge.settings.model,
+            judge_served=sorted(found.served),
             run_dir=str(found.run_dir),
             outputs=len(found.outputs),
             errored_cases=found.errored_cases,

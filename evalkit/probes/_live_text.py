@@ -29,9 +29,11 @@ def _header(name: str, about: _About) -> list[str]:
         skipped.append(f"{about.errored_cases} errored case(s)")
     if about.not_text:
         skipped.append(f"{about.not_text} judged value(s) that are not text or missing")
+    served = [m for m in about.judge_served if m != about.judge_model]
+    answered = f" (answered by {', '.join(served)})" if served else ""
     return [
         f"{name} probe: suite {about.suite} ({about.suite_version}), system {about.system}, "
-        f"judge {about.judge_model}",
+        f"judge {about.judge_model}{answered}",
         f"  outputs probed: {about.outputs}" + (f" (left out: {', '.join(skipped)})" if skipped else ""),
         f"  run: {about.run_dir}",
     ]
@@ -90,9 +92,10 @@ def format_injection(p: InjectionProbe) -> str:
 def format_live_position(p: LivePosition) -> str:
     """`format_position`, with the verdicts file written and the sample size."""
     needed = "—" if p.n_needed is None else f"{p.n_needed} decisive items"
+    served = [m for m in p.served if m != p.probe.judge]
     return "\n".join(
         [
-            format_position(p.probe),
+            format_position(p.probe) + (f" (answered by {', '.join(served)})" if served else ""),
             f"  to detect a {_pct(p.target_effect, sign=True)} position bias (80% power): {needed}",
             f"  verdicts written to {p.verdicts_path}",
         ]

@@ -75,6 +75,7 @@ def test_position_probe_recovers_a_planted_bias(tmp_path: Path, judged_by: Calla
     # the verdicts file written is the one analysed, in the pairwise verdicts shape
     assert live.verdicts_path == tmp_path / "runs" / "probes" / "position-pairs.jsonl"
     assert read_verdicts(live.verdicts_path).drop("file", "line").equals(live.verdicts)
+    assert live.served == ["simulated-judge"]
     assert "verdicts written to" in format_live_position(live)
     # 2 calls per pair; a second probe comes from the response cache
     sent = len(server.requests)
@@ -137,3 +138,31 @@ def test_pairs_file_errors_name_their_line(tmp_path: Path) -> None:
     assert f"{bad}:2: item: item 'a' is also on line 1" in text
     assert f"{bad}:3: output_b: missing" in text and f"{bad}:3: criteria:" in text
     assert f"{bad}:4: winner: unknown field" in text
+
+
+def test_position_by_group_and_its_table() -> None:
+    import polars as pl
+
+    from evalkit.probes import position_by, position_probe, position_table
+
+    rows = []
+    for group, pulls in (("s1", 3), ("s2", 0)):
+        for i in range(6):
+            # the first `pulls` items go to whichever is shown first; the rest to A in both orders
+            first_won = i < pulls
+            rows.append({"item": f"{group}/{i}", "judge": "j", "shown_first": "A", "winner": "A"})
+            rows.append(
+                {
+                    "item": f"{group}/{i}",
+                    "judge": "j",
+                    "shown_first": "B",
+                    "winner": "B" if first_won else "A",
+                }
+            )
+    frame = pl.DataFrame(rows)
+    probes = position_by(frame, pl.col("item").str.replace(r"/\d+$", ""))
+    assert [g for g, _ in probes] == ["s1", "s2"]
+    table = position_table(probes)
+    assert table["position_bias"].to_list() == [0.5, 0.0]
+    s1 = position_probe(frame.filter(pl.col("item").str.starts_with("s1")))
+    assert table.row(0, named=True)["consistency"] == s1.consistency == 0.5

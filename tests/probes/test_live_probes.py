@@ -98,7 +98,9 @@ def test_verbosity_probe_recovers_a_planted_bias(
     assert d.ci[0] > 0 and d.mcnemar_p is not None and d.mcnemar_p < 0.05
     assert probe.effect.n_needed is not None and probe.effect.n_needed > 0
     assert probe.effect.score_difference is not None and probe.effect.score_difference > 0
+    assert probe.about.judge_served == ["simulated-judge"]
     text = format_verbosity(probe)
+    assert "answered by simulated-judge" in text
     assert "padded - original" in text and "significant at 5%" in text and padding in text
 
 
