@@ -14,7 +14,7 @@ import polars as pl
 
 from evalkit.probes._effects import InjectionEffect, VerbosityEffect
 from evalkit.probes._position import PositionProbe
-from evalkit.report._charts import BETTER, NOISE, ROW_STEP, WIDTH, WORSE
+from evalkit.report._charts import NOISE, ROW_STEP, WIDTH, WORSE
 
 ROWS_SCHEMA = {
     "label": pl.String,
@@ -151,20 +151,18 @@ def effect_chart(
         alt.Scale(domain=list(domain)) if domain else (alt.Scale() if signed else alt.Scale(domain=[0, 1]))
     )
     order = list(dict.fromkeys(data.get_column("label").to_list()))
-    color = alt.Color(
-        "finding:N",
-        scale=alt.Scale(
-            domain=["below 0", "interval covers 0", "above 0"],
-            range=[BETTER if signed else NOISE, NOISE, WORSE],
-        ),
-        title=None,
-    )
+    # a rate cannot fall below 0, so its legend has no "below 0"; a pull either way is a bias found
+    findings = ["below 0", "interval covers 0", "above 0"] if signed else ["interval covers 0", "above 0"]
+    colours = [WORSE, NOISE, WORSE] if signed else [NOISE, WORSE]
+    # legends below the plot: long y labels (data set names) leave no room beside it
+    legend = alt.Legend(orient="bottom", direction="horizontal")
+    color = alt.Color("finding:N", scale=alt.Scale(domain=findings, range=colours), title=None, legend=legend)
     offset = alt.YOffset("group:N") if len(groups) > 1 else alt.Undefined
     base = alt.Chart(data).encode(y=alt.Y("label:N", sort=order, title=None), color=color, yOffset=offset)
     bars = base.mark_rule(strokeWidth=2, opacity=0.7).encode(
         x=alt.X("ci_low:Q", scale=scale, axis=alt.Axis(format=fmt), title=axis_title), x2="ci_high:Q"
     )
-    shape = alt.Shape("group:N", title=None) if len(groups) > 1 else alt.Undefined
+    shape = alt.Shape("group:N", title=None, legend=legend) if len(groups) > 1 else alt.Undefined
     points = base.mark_point(filled=True, size=60).encode(
         x=alt.X("effect:Q", scale=scale),
         shape=shape,
@@ -178,6 +176,6 @@ def effect_chart(
         ],
     )
     zero = alt.Chart(pl.DataFrame({"zero": [0.0]})).mark_rule(color="#333").encode(x="zero:Q")
-    step = ROW_STEP * max(1, len(groups))
-    chart = alt.layer(zero, bars, points).properties(title=title, width=WIDTH, height=alt.Step(step))
+    # with a y offset the step is per offset row, so each label gets one row per group
+    chart = alt.layer(zero, bars, points).properties(title=title, width=WIDTH, height=alt.Step(ROW_STEP))
     return cast(alt.LayerChart, chart)
