@@ -93,9 +93,11 @@ def format_live_position(p: LivePosition) -> str:
     """`format_position`, with the verdicts file written and the sample size."""
     needed = "—" if p.n_needed is None else f"{p.n_needed} decisive items"
     served = [m for m in p.served if m != p.probe.judge]
+    head, *rest = format_position(p.probe).split("\n")
     return "\n".join(
         [
-            format_position(p.probe) + (f" (answered by {', '.join(served)})" if served else ""),
+            head + (f" (answered by {', '.join(served)})" if served else ""),
+            *rest,
             f"  to detect a {_pct(p.target_effect, sign=True)} position bias (80% power): {needed}",
             f"  verdicts written to {p.verdicts_path}",
         ]
