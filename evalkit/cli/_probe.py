@@ -1,4 +1,8 @@
-"""`evalkit probe position`: a pairwise judge's position consistency and bias, from a verdicts file."""
+"""`evalkit probe position | verbosity | injection`: how a judge can be fooled, each with its effect and interval.
+
+`probe position FILE` reads recorded pairwise verdicts (both orders); `--live` and the two other probes call the
+judge (evalkit/cli/_probe_live.py).
+"""
 
 from __future__ import annotations
 
@@ -6,34 +10,52 @@ import argparse
 import json
 
 from evalkit.cli._args import EXIT_OK
+from evalkit.cli._probe_live import add_live_parsers
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "probe",
-        help="probe a judge's biases from recorded verdicts (position)",
-        description="position: from pairwise verdicts in both orders (JSONL: item, judge, shown_first, winner), "
-        "the share of items with the same winner in both orders (Wilson interval) and the position bias, "
-        "P(A wins | A first) - P(A wins | A second) on items decisive in both orders (Newcombe's paired "
-        "interval, McNemar's exact p). Null winners are counted as missing. See docs/judge-trust.md.",
+        help="measure a judge's biases: position, verbosity, injection",
+        description="Each probe reports its effect with an interval and the n needed to see a given effect. "
+        "position: the share of items with the same winner in both orders (Wilson interval) and the position "
+        "bias, P(A wins | A first) - P(A wins | A second), on items decisive in both orders (Newcombe's paired "
+        "interval, McNemar's exact p), from a pairwise verdicts file or, with --live, by judging now. "
+        "verbosity: the judge's pass rate on outputs and on padded copies. injection: the success rate of "
+        "five attacks on outputs that fail without them. See docs/judge-trust.md.",
     )
-    p.add_argument("probe", choices=["position"], help="the probe to run (position is the only one so far)")
-    p.add_argument("file", metavar="FILE", help="pairwise verdicts file")
-    p.add_argument(
+    probes = p.add_subparsers(dest="probe", metavar="PROBE")
+    position = probes.add_parser(
+        "position",
+        help="position consistency and bias of a pairwise judge",
+        description="From a pairwise verdicts file (JSONL: item, judge, shown_first, winner); null winners count "
+        "as missing. With --live, SUITE-or-PAIRS is judged in both orders first.",
+    )
+    position.add_argument(
+        "file", metavar="FILE", help="pairwise verdicts file (with --live: a suite or pairs file)"
+    )
+    position.add_argument(
         "--judge",
         default=None,
         metavar="NAME",
         help="the judge to probe (default: the only judge in the file; required when there are several)",
     )
-    p.add_argument(
+    position.add_argument(
         "--json",
         action="store_true",
         help="write one JSON object to stdout instead of the text (default off)",
     )
-    p.set_defaults(func=run)
+    position.set_defaults(func=run_file_position)
+    add_live_parsers(probes)
+    p.set_defaults(func=lambda _args: _usage(p))
 
 
-def run(args: argparse.Namespace) -> int:
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 2
+
+
+def run_file_position(args: argparse.Namespace) -> int:
     from evalkit.probes import format_position, position_from_file
 
     probe = position_from_file(args.file, judge=args.judge)
