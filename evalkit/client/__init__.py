@@ -6,6 +6,7 @@ cheap to import."""
 from typing import TYPE_CHECKING
 
 from evalkit.client._errors import RETRYABLE_KINDS, CallError, ErrorKind
+from evalkit.client._preload import preload, wait_for_preload
 from evalkit.client._pricing import (
     DEFAULT_PRICES,
     PINNED_IDS,
@@ -56,8 +57,10 @@ __all__ = [
     "is_structured",
     "json_schema_format",
     "output_format_for",
+    "preload",
     "redact_url",
     "sdk_model_ids",
     "structured_request",
+    "wait_for_preload",
     "warm_up",
 ]
