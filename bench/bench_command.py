@@ -10,8 +10,9 @@ Run with ``.venv/bin/python bench/bench_command.py``. Every figure prints with i
 
 A gauge of how busy the host is comes first: the same 1,000 requests sent by a plain standard-library client
 (50 threads, one keep-alive connection each, no SDK), as a ratio to the same ideal. Compare a figure only with
-one taken on the same machine at a similar gauge, and, to compare two commits, run this script from each
-worktree in turn (interleaved, two or three times each), reading the medians.
+one taken on the same machine at a similar gauge; to compare two commits, give the other checkout with
+``--peer PATH`` (e.g. ``git worktree add /tmp/peer main``, or ``git archive main | tar -x -C /tmp/peer``): the
+runs of both alternate, against the same server, so a change in the host's load hits both alike.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ LATENCY_S = 0.100
 COLD_TARGET = 1.3
 WARM_TARGET_S = 0.8
 REPEATS = 3
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def machine() -> str:
@@ -47,7 +49,7 @@ def machine() -> str:
         load = Path("/proc/loadavg").read_text().split()[:3]
     except OSError:
         load = [f"{x:.2f}" for x in os.getloadavg()]
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     commit = subprocess.run(
         ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
@@ -96,9 +98,13 @@ def stdlib_client(base_url: str, n: int, concurrency: int) -> float:
     return time.perf_counter() - started
 
 
-def evalkit_run(suite: Path, runs: Path, base_url: str, cache: Path, mode: str) -> tuple[float, str]:
-    """Seconds for the whole `evalkit run` process, from spawn to exit, and its stdout (a pipe, read to the end)."""
-    env = dict(os.environ, ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=API_KEY)
+def evalkit_run(
+    suite: Path, runs: Path, base_url: str, cache: Path, mode: str, tree: Path = ROOT
+) -> tuple[float, str]:
+    """Seconds for the whole `evalkit run` process, from spawn to exit, and its stdout (a pipe, read to the end).
+
+    `tree` is the checkout whose evalkit runs (another worktree, to compare with a peer)."""
+    env = dict(os.environ, ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=API_KEY, PYTHONPATH=str(tree))
     env.pop("EVALKIT_PRICES", None)
     argv = [sys.executable, "-m", "evalkit.cli", "run", str(suite), "--system", "claude", "--cache", mode]
     argv += ["--cache-dir", str(cache), "--concurrency", str(CONCURRENCY), "--judge", "off", "-q"]
@@ -116,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=REPEATS, help=f"runs of each kind (default {REPEATS})")
+    parser.add_argument(
+        "--peer",
+        type=Path,
+        help="another checkout (a worktree of another commit) to time the same way, interleaved (default: none)",
+    )
     args = parser.parse_args(argv)
     ideal = math.ceil(CASES / CONCURRENCY) * LATENCY_S
     print(
@@ -133,32 +144,42 @@ def main(argv: list[str] | None = None) -> int:
                 f"stdlib client alone (the host's gauge): {gauge:.2f} s = {gauge / ideal:.2f} x ideal "
                 f"(median of {', '.join(f'{g:.2f}' for g in gauges)} s)"
             )
-            colds = []
-            for i in range(args.repeats):
-                seconds, _ = evalkit_run(suite, work / "runs", server.base_url, work / f"cold-{i}", "off")
-                colds.append(seconds)
-            cold = statistics.median(colds)
-            verdict = "ok" if cold / ideal <= COLD_TARGET else "MISSED"
-            print(
-                f"cold `evalkit run --cache off`: {cold:.2f} s = {cold / ideal:.2f} x ideal ({ideal:.1f} s = "
-                f"ceil({CASES}/{CONCURRENCY}) x {LATENCY_S * 1000:.0f} ms); target <= {COLD_TARGET} [{verdict}]  "
-                f"(median of {', '.join(f'{s:.2f}' for s in colds)} s)"
-            )
-            cache = work / "warm-cache"
-            evalkit_run(
-                suite, work / "runs", server.base_url, cache, "readwrite"
-            )  # fills the cache, not timed
-            warms = []
+            trees = [("this checkout", ROOT)] + ([("peer", args.peer.resolve())] if args.peer else [])
+            if args.peer:
+                print("  " + "; ".join(f"{label}: {tree}" for label, tree in trees))
+            colds: dict[str, list[float]] = {label: [] for label, _ in trees}
+            warms: dict[str, list[float]] = {label: [] for label, _ in trees}
+            for i in range(args.repeats):  # interleaved, so a change in the host's load hits both alike
+                for label, tree in trees:
+                    cache = work / f"cold-{label}-{i}"
+                    seconds, _ = evalkit_run(suite, work / "runs", server.base_url, cache, "off", tree)
+                    colds[label].append(seconds)
+            for label, tree in trees:  # fills each cache, not timed
+                evalkit_run(suite, work / "runs", server.base_url, work / f"warm-{label}", "readwrite", tree)
             for _ in range(args.repeats):
-                seconds, out = evalkit_run(suite, work / "runs", server.base_url, cache, "readwrite")
-                assert "cache" in out, out
-                warms.append(seconds)
-            warm = statistics.median(warms)
-            verdict = "ok" if warm <= WARM_TARGET_S else "MISSED"
-            print(
-                f"warm `evalkit run` (every response from the cache): {warm:.2f} s = {warm / WARM_TARGET_S:.2f} x "
-                f"the {WARM_TARGET_S} s target [{verdict}]  (median of {', '.join(f'{s:.2f}' for s in warms)} s)"
-            )
+                for label, tree in trees:
+                    cache = work / f"warm-{label}"
+                    seconds, out = evalkit_run(
+                        suite, work / "runs", server.base_url, cache, "readwrite", tree
+                    )
+                    assert f"cache hits {CASES}/{CASES}" in out, out
+                    warms[label].append(seconds)
+            for label, _ in trees:
+                prefix = f"{label}: " if args.peer else ""
+                cold = statistics.median(colds[label])
+                verdict = "ok" if cold / ideal <= COLD_TARGET else "MISSED"
+                print(
+                    f"{prefix}cold `evalkit run --cache off`: {cold:.2f} s = {cold / ideal:.2f} x ideal ({ideal:.1f} s "
+                    f"= ceil({CASES}/{CONCURRENCY}) x {LATENCY_S * 1000:.0f} ms); target <= {COLD_TARGET} [{verdict}]  "
+                    f"(median of {', '.join(f'{s:.2f}' for s in colds[label])} s)"
+                )
+                warm = statistics.median(warms[label])
+                verdict = "ok" if warm <= WARM_TARGET_S else "MISSED"
+                print(
+                    f"{prefix}warm `evalkit run` (every response from the cache): {warm:.2f} s = "
+                    f"{warm / WARM_TARGET_S:.2f} x the {WARM_TARGET_S} s target [{verdict}]  "
+                    f"(median of {', '.join(f'{s:.2f}' for s in warms[label])} s)"
+                )
         finally:
             server.stop()
     print(f"  {machine()}")
