@@ -316,13 +316,15 @@ def main(argv: list[str] | None = None) -> int:
         help="the 10,000-case memory run: a Python system (default) or a warm-cache Claude system",
     )
     parser.add_argument("--skip-memory", action="store_true", help="skip the 10,000-case memory run")
+    parser.add_argument("--memory-only", action="store_true", help="only the 10,000-case memory run")
     args = parser.parse_args(argv)
     print(
         f"evalkit runner bench: {CASES} cases, concurrency {CONCURRENCY}, server latency {LATENCY_S * 1000:.0f} ms"
     )
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
         work = Path(tmp)
-        cold_and_warm(work)
+        if not args.memory_only:
+            cold_and_warm(work)
         if not args.skip_memory:
             memory_run(work, args.memory_system)
     return 0

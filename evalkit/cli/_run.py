@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -125,11 +127,60 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.set_defaults(func=run, run_parser=p)
 
 
+def _preload_sdk(args: argparse.Namespace) -> None:
+    """Start importing the SDK in the background when the run is sure to call Claude: it loads while the suite
+    does and the run directory is made, instead of after them."""
+    if args.dry_run or args.resume or args.batch or args.system != "claude":
+        return
+    cache = args.cache or "readwrite"
+    if cache == "readwrite":
+        from evalkit.cache import default_cache_dir
+
+        directory = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+        try:
+            with os.scandir(directory) as entries:
+                if next(entries, None) is not None:
+                    return  # it may answer every request: the runner looks before it loads the SDK
+        except OSError:
+            pass  # no cache yet: every request is a call
+    elif cache == "replay":
+        return
+    from evalkit.client import preload
+
+    preload()
+
+
+class _Prefetch:
+    """Given each result as it is recorded: the first starts importing what the summary needs (scipy among it),
+    which the run's calls leave time for. Joined before another run starts, which may fork."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, result: Any) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._load, daemon=True, name="evalkit-prefetch")
+            self._thread.start()
+
+    @staticmethod
+    def _load() -> None:
+        with contextlib.suppress(Exception):  # what fails to import fails again where it is used
+            import evalkit.report  # noqa: F401
+            import evalkit.stats._dist as dist
+
+            dist._special()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+
 def run(args: argparse.Namespace) -> int:
+    _preload_sdk(args)
+
     import polars as pl
 
     from evalkit.errors import EvalkitError, SuiteValidationError
-    from evalkit.report import format_summary
     from evalkit.results import load_run
     from evalkit.runner import Runner, RunOptions
     from evalkit.suite import load_suite
@@ -200,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
         loaded.append((suite, load_system(args.system, suite)))
     if problems:
         raise SuiteValidationError(problems)
+    prefetch = _Prefetch()
     for suite, system in loaded:
         if args.dry_run:
             print(_dry_run(suite, system, args))
@@ -218,9 +270,10 @@ def run(args: argparse.Namespace) -> int:
             processes=args.processes,
         )
         runner = Runner(suite, system, options)
-        outcome = runner.run(resume=Path(args.resume) if args.resume else None)
+        prefetch.join()
+        outcome = runner.run(resume=Path(args.resume) if args.resume else None, on_result=prefetch)
         manifest, rows = load_run(outcome.run_dir)
-        from evalkit.report import judge_criteria
+        from evalkit.report import format_summary, judge_criteria
 
         print(
             format_summary(

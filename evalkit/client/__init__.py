@@ -6,6 +6,7 @@ cheap to import."""
 from typing import TYPE_CHECKING
 
 from evalkit.client._errors import RETRYABLE_KINDS, CallError, ErrorKind
+from evalkit.client._preload import preload, wait_for_preload
 from evalkit.client._pricing import (
     DEFAULT_PRICES,
     PINNED_IDS,
@@ -17,8 +18,9 @@ from evalkit.client._redact import redact_url
 
 if TYPE_CHECKING:
     from evalkit.client._client import Client
+    from evalkit.client._model_ids import sdk_model_ids
     from evalkit.client._result import BatchStatus, CallResult, is_structured
-    from evalkit.client._sdk import sdk_model_ids, warm_up
+    from evalkit.client._sdk import warm_up
     from evalkit.client._structured import json_schema_format, output_format_for, structured_request
 
 _LAZY = {
@@ -29,7 +31,7 @@ _LAZY = {
     "json_schema_format": "evalkit.client._structured",
     "output_format_for": "evalkit.client._structured",
     "structured_request": "evalkit.client._structured",
-    "sdk_model_ids": "evalkit.client._sdk",
+    "sdk_model_ids": "evalkit.client._model_ids",
     "warm_up": "evalkit.client._sdk",
 }
 
@@ -55,8 +57,10 @@ __all__ = [
     "is_structured",
     "json_schema_format",
     "output_format_for",
+    "preload",
     "redact_url",
     "sdk_model_ids",
     "structured_request",
+    "wait_for_preload",
     "warm_up",
 ]

@@ -26,6 +26,8 @@ import pydantic
 
 from evalkit.client import _pricing as pricing
 from evalkit.client._errors import CallError, ErrorKind, _errored_kind, _status_kind
+from evalkit.client._limiter import RateLimiter
+from evalkit.client._paced import new_call_waits, pace
 from evalkit.client._redact import base_url_secrets, redact_url, scrub, secret_forms
 from evalkit.client._requests import (
     _backoff,
@@ -57,6 +59,12 @@ class Client:
     (seconds) go to the SDK. ``prices`` replaces the price table used for ``cost_usd`` (default:
     ``pricing.current_prices()``, which honours ``EVALKIT_PRICES``: a bad file raises ``EvalkitError``
     before a request is sent).
+
+    Blocking Messages calls adapt to the API's rate limits (``RateLimiter``): they are paced by the
+    ``anthropic-ratelimit-*`` headers of the replies, and a call refused with 429 waits what ``retry-after``
+    says and is sent again without spending ``max_retries``, for up to ``rate_limit_wait`` seconds of such
+    waits per call (default 600); past that the 429 counts as any retryable error. ``rate_limit_share`` is
+    this client's share of the limits when other processes call with the same key (default 1.0: all of them).
     """
 
     def __init__(
@@ -67,6 +75,8 @@ class Client:
         max_retries: int = 4,
         timeout: float = 60.0,
         prices: Mapping[str, pricing.ModelPrice] | None = None,
+        rate_limit_wait: float = 600.0,
+        rate_limit_share: float = 1.0,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -78,6 +88,12 @@ class Client:
         self.max_retries = max_retries
         self.timeout = timeout
         self.prices = prices
+        if not rate_limit_wait >= 0:
+            raise ValueError("rate_limit_wait cannot be negative")
+        self.rate_limit_wait = rate_limit_wait
+        # shared by the SDK clients of every calling thread, so a 429 in one slows them all
+        self.limiter = RateLimiter(max_concurrency=max_concurrency, share=rate_limit_share)
+        self._call_waits = new_call_waits()
         self._lock = threading.Lock()
         # one SDK client per calling thread: see sync_client
         self._local = threading.local()
@@ -122,6 +138,7 @@ class Client:
         try:
             kwargs = self._client_kwargs()
             http = anthropic.DefaultHttpxClient(verify=tls_context())
+            pace(http, self.limiter, self.rate_limit_wait, self._call_waits)
             client = anthropic.Anthropic(**kwargs, http_client=http)
         except Exception as exc:  # e.g. a broken credentials profile
             self._raise(exc)
@@ -262,6 +279,7 @@ class Client:
 
     def _run(self, call: Callable[[], _T]) -> _T:
         """``call()`` with SDK errors as CallError; a reply body that is not JSON is retried here too."""
+        self._call_waits.waited = 0.0  # the waits on 429 this call may spend (rate_limit_wait)
         attempt = 0
         while True:
             try:

@@ -8,7 +8,7 @@ import json
 import socket
 import ssl
 import threading
-from typing import Any, get_args
+from typing import Any
 
 import anthropic
 import httpx2
@@ -95,16 +95,3 @@ def warm_up() -> None:
     finally:
         sdk.close()
     _warmed_up = True
-
-
-def sdk_model_ids() -> frozenset[str]:
-    """The model ids the installed anthropic SDK lists (the string literals of its ``ModelParam`` type).
-
-    Returns:
-        The ids, empty when this SDK version has no such list.
-    """
-    try:
-        from anthropic.types.model_param import ModelParam
-    except ImportError:
-        return frozenset()
-    return frozenset(v for arg in get_args(ModelParam) for v in get_args(arg) if isinstance(v, str))

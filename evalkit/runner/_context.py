@@ -55,6 +55,8 @@ class RunContext:
     prefilled: dict[tuple[str, int], tuple[Any, float]] = field(default_factory=dict)
     """A Python system's outputs from a batch's judge phase, used once: (case id, repeat) -> (output, latency)."""
     _client: Any = None
+    _rate_share: float = 1.0
+    """This process's share of the API's rate limits (a worker's threads over the run's concurrency)."""
 
     @classmethod
     def create(
@@ -112,6 +114,7 @@ class RunContext:
                 max_concurrency=self.options.concurrency,
                 max_retries=self.options.max_retries,
                 timeout=self.options.timeout,
+                rate_limit_share=self._rate_share,
             )
         return self._client
 
@@ -127,7 +130,7 @@ class RunContext:
         return self.judge
 
     def processes(self) -> int:
-        """Worker processes for this run: the option, or one per 16 cases in flight up to the cores."""
+        """Worker processes for this run: the option, or one per 16 cases in flight, at most the cores + 1."""
         if self.shares_client or "fork" not in multiprocessing.get_all_start_methods():
             return 1  # a caller's own client cannot be shared across a fork; workers start by fork only
         if self.options.processes is not None:
@@ -136,7 +139,10 @@ class RunContext:
         # process than cores keeps every core busy while the others wait on the network.
         return max(1, min((os.cpu_count() or 1) + 1, self.options.concurrency // 16))
 
-    def in_worker(self) -> None:
-        """Called in a forked worker: build a client of its own (sockets must not be shared across a fork)."""
+    def in_worker(self, threads: int) -> None:
+        """Called in a forked worker of `threads` threads: build a client of its own (sockets must not be shared
+        across a fork), which keeps to its share of the API's rate limits so that the workers together keep to
+        them."""
         self._client = None
+        self._rate_share = min(1.0, threads / max(1, self.options.concurrency))
         self.options.processes = 1

@@ -30,6 +30,11 @@ from evalkit.systems import ClaudeSystem, RunnableSystem
 
 Ending = Literal["complete", "interrupted", "stopped", "failed"]
 
+# requests looked up in the cache to tell a warm rerun, which needs neither the SDK nor worker processes
+_SAMPLE = 12
+# threads for a run the cache answers: its work is CPU, so more threads only take turns
+_WARM_THREADS = 4
+
 
 @dataclass
 class RunOutcome:
@@ -73,6 +78,7 @@ class Runner:
         self.totals = RunTotals()
         self.batch_phases: list[Any] = []
         self._lock: IO[str] | None = None  # the locked file of the run directory, while a run is in progress
+        self._warm = False  # whether the cache looked like it answers every request (see _will_call)
 
     suite = property(lambda self: self.context.suite)
     system = property(lambda self: self.context.system)
@@ -154,7 +160,8 @@ class Runner:
             if work.workers is not None:
                 record_from_workers(work.workers, recorder)
             else:
-                run_in_threads(self.context, todo, start.manifest.run_id, recorder)
+                threads = min(self.options.concurrency, _WARM_THREADS) if self._warm else None
+                run_in_threads(self.context, todo, start.manifest.run_id, recorder, threads=threads)
         except KeyboardInterrupt:
             work.ending = "interrupted"
         except StopRun as exc:
@@ -187,14 +194,44 @@ class Runner:
     def _fork(self, start: Start, todo: list[tuple[Case, int]]) -> CaseWorkers | None:
         """Worker processes for a run large enough to need them, forked before this process starts threads of
         its own (the progress bar's, the pool's)."""
+        from evalkit.client import wait_for_preload
+
+        wait_for_preload()  # an import in another thread must not be half done in the copies
+        self._warm = False
         processes = self.context.processes()
         if processes <= 1 or len(todo) <= self.options.concurrency:
             return None
         if self._calls_claude():
+            if not self._will_call(todo):
+                self._warm = True
+                return None  # the cache has the answers: reading them is quicker here than in forked copies
             from evalkit.client import warm_up
 
             warm_up()  # once here, not once in every worker as its first wave of cases waits
         return CaseWorkers(self.context, processes, self.options.concurrency, start.manifest.run_id, todo)
+
+    def _will_call(self, todo: list[tuple[Case, int]]) -> bool:
+        """Whether running `todo` will call the API, judged from a sample: False when the response cache has the
+        answer to each of a dozen requests spread over it.
+
+        A warm rerun then imports no SDK (0.7 s) and forks no workers; a call the sample missed is still made, by
+        the threads of this process. A judge is taken to call."""
+        if self.judge is not None:
+            return True
+        mode = self.cache.mode.value
+        if mode != "readwrite" or not isinstance(self.system, ClaudeSystem):
+            return mode != "replay"  # a replay never calls: a miss is an error
+        from evalkit.cache import MESSAGES_ENDPOINT, cache_key
+
+        system = self.system
+        step = max(1, len(todo) // _SAMPLE)
+        sample = [*todo[::step], todo[-1]]
+        return not all(
+            self.cache.path_for(
+                cache_key(MESSAGES_ENDPOINT, system.build_request(case.input), repeat)
+            ).is_file()
+            for case, repeat in sample
+        )
 
     def _finish(self, start: Start, work: _Work) -> RunOutcome:
         assert work.journal is not None  # made before any case could finish

@@ -37,9 +37,17 @@ class _Halting:
         return result
 
 
-def run_in_threads(ctx: RunContext, todo: list[tuple[Case, int]], run_id: str, recorder: Recorder) -> None:
-    """Run and record every (case, repeat) of `todo`; on an interrupt, the calls in flight are recorded first."""
-    workers = max(1, ctx.options.concurrency)
+def run_in_threads(
+    ctx: RunContext,
+    todo: list[tuple[Case, int]],
+    run_id: str,
+    recorder: Recorder,
+    *,
+    threads: int | None = None,
+) -> None:
+    """Run and record every (case, repeat) of `todo`, in `threads` threads (default: the run's concurrency); on an
+    interrupt, the calls in flight are recorded first."""
+    workers = max(1, threads or ctx.options.concurrency)
     execute = _Halting(ctx, run_id)
     pending: set[Future[CaseResult | None]] = set()
     # submit lazily (at most 2 x workers queued) so a 10,000-case run never holds 10,000 futures

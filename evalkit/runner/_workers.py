@@ -193,7 +193,7 @@ def _worker_main(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Ctrl-C reaches the whole process group: the parent decides, and lets the calls in flight finish (halt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ctx.in_worker()
+    ctx.in_worker(threads)
     sender = _Sender(conn)
     inbox = _Inbox(tasks, threads, parent)
     share = deque(own)  # popped by every thread: a deque's popleft needs no lock of ours

@@ -177,7 +177,8 @@ def test_spent_retries_raise_a_call_error(
 ) -> None:
     server = make_anthropic_server(faults=FaultPlan(rate=1.0, kinds=[fault]), retry_after=0.05, hang_s=1.0)
     with pytest.raises(CallError) as caught:
-        client_for(server, max_retries=1, timeout=0.3).create(ask())
+        # rate_limit_wait=0: a 429 spends the SDK's retries at once (by default it is waited out first)
+        client_for(server, max_retries=1, timeout=0.3, rate_limit_wait=0).create(ask())
 
     error = caught.value
     assert (error.kind, error.status) == (kind, status)
