@@ -125,6 +125,7 @@ def probe_user_module(path: Path, *, timeout_s: float) -> str | None:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
+            sys.stdout = sys.stderr = open(devnull, "w")  # noqa: SIM115  # ends with the child
             _import_in_child(path, writer)
         finally:
             os._exit(0)
