@@ -15,7 +15,7 @@ from evalkit.graders._base import CheckError, Grade, GradingContext, as_structur
 from evalkit.graders._limits import LIMIT_HINT, CheckTimeout, findall, search, seconds
 from evalkit.graders._normalize import parse_number
 from evalkit.graders._registry import grades
-from evalkit.graders._worker import call_user_check
+from evalkit.graders._worker import CAN_FORK, call_user_check
 from evalkit.suite import (
     Case,
     CitationsSubsetCheck,
@@ -317,7 +317,7 @@ def grade_user(check: UserCheck, value: Any, case: Case, ctx: GradingContext) ->
         return Grade(passed=False, score=0.0, detail=f"user check {check.name!r} is not registered")
     if is_missing(value):
         return _missing(check)
-    if ctx.check_timeout_s > 0:
+    if ctx.check_timeout_s > 0 and CAN_FORK:
         family = [*(ctx.user.checks.values() if ctx.user else ()), *global_checks().values()]
         result = call_user_check(
             check.name, fn, value, case, check.params, limit=ctx.check_timeout_s, family=family

@@ -2,13 +2,13 @@
 
 A thread cannot be stopped from outside, so a time limit on user code needs a process. Each worker is forked
 from this process once and then serves calls over a pipe: a call costs a round trip of pickled arguments, not a
-fork (see `bench/user_check_worker.py` for the figure). A call past its limit kills its worker; the next call
+fork (`bench/bench_user_checks.py` measures both). A call past its limit kills its worker; the next call
 forks a fresh one. A worker knows the check functions that existed when it was forked, so a function registered
 later (a notebook's `@evalkit.check`) is served by a newly forked worker.
 
 Idle workers wait in a pool shared by the threads of a run; each thread takes one for the length of a call.
-A worker exits when its parent does: its pipe closes when the parent is idle, and a watcher thread notices the
-parent is gone when a check is busy.
+A worker exits when its parent does: waiting for a call, it sees its pipe close; busy in a check, a watcher
+thread sees that its parent has gone.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from typing import Any
 from evalkit.graders._base import CheckError
 from evalkit.graders._limits import LIMIT_HINT, CheckTimeout, seconds
 
+#: without fork (Windows) user checks run in-process, with no limit
+CAN_FORK = hasattr(os, "fork")
 # idle workers kept for reuse; more threads than this fork more, and the surplus is stopped when handed back
 MAX_IDLE = max(2, min(8, os.cpu_count() or 2))
 _PARENT_POLL_S = 0.5
@@ -235,4 +237,5 @@ def _forget_after_fork() -> None:
     _idle.clear()
 
 
-os.register_at_fork(after_in_child=_forget_after_fork)
+if CAN_FORK:
+    os.register_at_fork(after_in_child=_forget_after_fork)
