@@ -1,6 +1,6 @@
 """Graders, cheapest first: exact and schema, code checks, and the model judge."""
 
-from evalkit.graders._base import Grade, GradingContext, JudgeGrade
+from evalkit.graders._base import CheckError, Grade, GradingContext, JudgeGrade
 from evalkit.graders._fence import FENCE_TAGS, neutralise
 from evalkit.graders._grade import (
     NOT_JUDGED,
@@ -18,12 +18,15 @@ from evalkit.graders._judge import (
     load_template,
     rubric_prompt,
 )
+from evalkit.graders._limits import CheckTimeout
 from evalkit.graders._normalize import normalize, parse_number
 
 __all__ = [
     "FENCE_TAGS",
     "NOT_JUDGED",
+    "CheckError",
     "CheckOutcome",
+    "CheckTimeout",
     "Grade",
     "GradingContext",
     "Judge",

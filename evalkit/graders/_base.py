@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evalkit.suite import Case, JudgeCheck, UserModule
+from evalkit.suite import Case, JudgeCheck, SuiteConfig, UserModule
 
 _MISSING = object()
 
@@ -49,6 +49,26 @@ class GradingContext:
     output_schema: dict[str, Any] | None = None
     user: UserModule | None = None
     judge: JudgeFn | None = None
+    #: seconds a regex, user check or candidate query may take; 0 = no limit (user checks run in-process)
+    check_timeout_s: float = SuiteConfig.model_fields["check_timeout_s"].default
+
+
+class CheckError(Exception):
+    """A check that could not give a verdict; its message is shown as the check's error, as it is."""
+
+    @property
+    def shown(self) -> str:
+        return str(self)
+
+
+class OutputTooDeep(CheckError):
+    """An output nested deeper than can be read or graded."""
+
+
+TOO_DEEP = (
+    "the output is nested deeper than it can be read ({what}): no grader can look inside it; if the system is "
+    "meant to return such output, grade its text with a regex or user check on the whole output (no field)"
+)
 
 
 def as_structured(value: Any) -> Any:
@@ -63,6 +83,8 @@ def as_structured(value: Any) -> Any:
                 return json.loads(text)
             except json.JSONDecodeError:
                 return value
+            except RecursionError:
+                raise OutputTooDeep(TOO_DEEP.format(what="RecursionError while parsing it")) from None
     return value
 
 

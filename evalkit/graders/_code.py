@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from evalkit.graders._base import Grade, GradingContext, as_structured, as_text, get_field, is_missing
+from evalkit.graders._base import CheckError, Grade, GradingContext, as_structured, as_text, is_missing
+from evalkit.graders._limits import LIMIT_HINT, CheckTimeout, findall, search, seconds
 from evalkit.graders._normalize import parse_number
 from evalkit.graders._registry import grades
+from evalkit.graders._worker import CAN_FORK, call_user_check
 from evalkit.suite import (
     Case,
     CitationsSubsetCheck,
@@ -31,7 +34,17 @@ from evalkit.suite import (
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\S+")
 EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+class CaseDefect(CheckError):
+    """The case, not the output, is wrong (a *_from path that names nothing): evalkit validate finds these."""
+
+
+def _from_input(read: Any, case_input: Any) -> Any:
+    try:
+        return read(case_input)
+    except ValueError as exc:
+        raise CaseDefect(f"{exc} (evalkit validate reports this with the case's line)") from None
 
 
 def _fold(text: str) -> str:
@@ -46,17 +59,18 @@ def _missing(check: Any) -> Grade:
 def grade_contains_all(check: ContainsAllCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
+    facts = _from_input(check.facts_in, case.input)
     text = _fold(as_text(value))
     missing: list[str] = []
-    for fact in check.facts:
+    for fact in facts:
         options = [fact] if isinstance(fact, str) else fact
         if not any(_fold(o) in text for o in options):
             missing.append(options[0] if len(options) == 1 else " | ".join(options))
-    found = len(check.facts) - len(missing)
-    score = found / len(check.facts)
+    found = len(facts) - len(missing)
+    score = found / len(facts)
     if missing:
         return Grade(passed=False, score=score, detail="missing: " + "; ".join(repr(m) for m in missing))
-    return Grade(passed=True, score=1.0, detail=f"all {len(check.facts)} facts present")
+    return Grade(passed=True, score=1.0, detail=f"all {len(facts)} facts present")
 
 
 @grades(ContainsNoneCheck)
@@ -74,10 +88,7 @@ def grade_contains_none(check: ContainsNoneCheck, value: Any, case: Case, ctx: G
 def grade_regex(check: RegexCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
-    flags = 0
-    for f in check.flags:
-        flags |= _FLAGS[f]
-    match = re.search(check.pattern, as_text(value), flags)
+    match = search(check.pattern, as_text(value), flags=check.flags, limit=ctx.check_timeout_s)
     if match is None:
         ok = not check.must_match
         detail = f"no match for /{check.pattern}/" + ("" if check.must_match else ", as required")
@@ -169,6 +180,16 @@ def grade_sums(check: SumsCheck, value: Any, case: Case, ctx: GradingContext) ->
     elif abs(running - total) > tol:
         adj = "".join(f" + {k}" for k in check.add) + "".join(f" - {k}" for k in check.subtract)
         problems.append(f"items{adj} = {running}, but {check.total} is {total}")
+    for key in check.included:
+        # already inside the item amounts (VAT-inclusive prices): not added, but it must fit inside the total
+        part = data.get(key)
+        amount = _num(data, key)
+        if part is None:
+            continue
+        if amount is None:
+            problems.append(f"{key} is {part!r}, not a number")
+        elif total is not None and abs(amount) > abs(total) + tol:
+            problems.append(f"{key} ({amount}) is included in {check.total}, but is larger than it ({total})")
     if problems:
         return Grade(passed=False, score=0.0, detail="; ".join(problems))
     return Grade(
@@ -176,44 +197,35 @@ def grade_sums(check: SumsCheck, value: Any, case: Case, ctx: GradingContext) ->
     )
 
 
-def _retrieved_ids(check: CitationsSubsetCheck, case_input: Any) -> list[str]:
-    if check.retrieved is not None:
-        return list(check.retrieved)
-    source = get_field(case_input, check.retrieved_from)
-    if is_missing(source) or not isinstance(source, list):
-        return []
-    ids: list[str] = []
-    for item in source:
-        if isinstance(item, dict) and "id" in item:
-            ids.append(str(item["id"]))
-        elif isinstance(item, str | int):
-            ids.append(str(item))
-    return ids
-
-
 @grades(CitationsSubsetCheck)
 def grade_citations_subset(check: CitationsSubsetCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Every cited id must be one the retriever returned."""
     if is_missing(value):
         return _missing(check)
-    allowed = _retrieved_ids(check, case.input)
+    allowed = _from_input(check.retrieved_in, case.input)
     if isinstance(value, list):
         cited = [str(v) for v in value]
     else:
-        cited = re.findall(check.pattern, as_text(value))
-        cited = [c if isinstance(c, str) else c[0] for c in cited]
+        found = findall(check.pattern, as_text(value), limit=ctx.check_timeout_s)
+        cited = [c if isinstance(c, str) else c[0] for c in found]
     cited = list(dict.fromkeys(cited))
     if not cited:
         if check.require_citation:
             return Grade(passed=False, score=0.0, detail="no citation, but one is required")
         return Grade(passed=True, score=1.0, detail="no citations")
-    stray = [c for c in cited if c not in allowed]
-    if stray:
-        return Grade(
-            passed=False,
-            score=(len(cited) - len(stray)) / len(cited),
-            detail=f"cites ids not retrieved: {', '.join(stray)} (retrieved: {', '.join(allowed) or 'none'})",
+    barred = set(check.must_not_cite)
+    stray = [c for c in cited if c not in allowed or c in barred]
+    problems = []
+    forbidden = [c for c in cited if c in barred]
+    if forbidden:
+        problems.append(f"cites ids it must not: {', '.join(forbidden)}")
+    unknown = [c for c in cited if c not in allowed and c not in barred]
+    if unknown:
+        problems.append(
+            f"cites ids not retrieved: {', '.join(unknown)} (retrieved: {', '.join(allowed) or 'none'})"
         )
+    if stray:
+        return Grade(passed=False, score=(len(cited) - len(stray)) / len(cited), detail="; ".join(problems))
     return Grade(passed=True, score=1.0, detail=f"all {len(cited)} cited ids were retrieved")
 
 
@@ -221,7 +233,7 @@ def grade_citations_subset(check: CitationsSubsetCheck, value: Any, case: Case, 
 def grade_no_email_except(check: NoEmailExceptCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     if is_missing(value):
         return _missing(check)
-    allowed = {a.casefold() for a in check.allowed}
+    allowed = {a.casefold() for a in _from_input(check.allowed_in, case.input)}
     found = list(dict.fromkeys(m.rstrip(".") for m in EMAIL.findall(as_text(value))))
     bad = [e for e in found if e.casefold() not in allowed]
     if bad:
@@ -256,12 +268,30 @@ def grade_sql_rows_match(check: SqlRowsMatchCheck, value: Any, case: Case, ctx: 
     fixture = base_dir / check.fixture
     if not fixture.exists():
         return Grade(passed=False, score=0.0, detail=f"fixture {check.fixture!r} not found under {base_dir}")
+    limit = ctx.check_timeout_s
     conn = _connect(fixture)
+    deadline = time.monotonic() + limit
+    if limit > 0:
+        # a recursive CTE can count for ever: SQLite asks this every 10,000 steps, and stops on True
+        conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
     try:
-        want = conn.execute(check.reference_sql).fetchall()
+        try:
+            want = conn.execute(check.reference_sql).fetchall()
+        except sqlite3.Error:
+            if limit > 0 and time.monotonic() > deadline:
+                raise CheckTimeout(
+                    f"the reference query ran past {seconds(limit)} and was stopped: make it end on the fixture"
+                ) from None
+            raise
+        deadline = time.monotonic() + limit
         try:
             got = conn.execute(sql).fetchall()
         except sqlite3.Error as exc:
+            if limit > 0 and time.monotonic() > deadline:
+                raise CheckTimeout(
+                    f"the candidate query ran past {seconds(limit)} and was stopped (a query that does not end "
+                    f"on the fixture is wrong); if it is right but slow, {LIMIT_HINT}"
+                ) from None
             return Grade(passed=False, score=0.0, detail=f"the candidate query failed: {exc}")
     finally:
         conn.close()
@@ -278,16 +308,22 @@ def grade_sql_rows_match(check: SqlRowsMatchCheck, value: Any, case: Case, ctx: 
 @grades(UserCheck)
 def grade_user(check: UserCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
     """Run a suite's registered check; it may return a bool, (bool, detail) or a Grade."""
+    from evalkit.suite import global_checks
+
     fn = ctx.user.lookup(check.name) if ctx.user else None
     if fn is None:
-        from evalkit.suite import global_checks
-
         fn = global_checks().get(check.name)
     if fn is None:
         return Grade(passed=False, score=0.0, detail=f"user check {check.name!r} is not registered")
     if is_missing(value):
         return _missing(check)
-    result = fn(value, case, **check.params)
+    if ctx.check_timeout_s > 0 and CAN_FORK:
+        family = [*(ctx.user.checks.values() if ctx.user else ()), *global_checks().values()]
+        result = call_user_check(
+            check.name, fn, value, case, check.params, limit=ctx.check_timeout_s, family=family
+        )
+    else:
+        result = fn(value, case, **check.params)
     if isinstance(result, Grade):
         return result
     if isinstance(result, tuple) and len(result) == 2:

@@ -17,12 +17,7 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@grades(ExactCheck)
-def grade_exact(check: ExactCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
-    """Equality after the check's normalisers; an expected object is compared field by field."""
-    if is_missing(value):
-        return Grade(passed=False, score=0.0, detail=f"output has no field {check.field!r}")
-    expected = check.expected
+def _compare(check: ExactCheck, value: Any, expected: Any) -> Grade:
     if isinstance(expected, dict):
         actual = as_structured(value)
         if not isinstance(actual, dict):
@@ -43,6 +38,31 @@ def grade_exact(check: ExactCheck, value: Any, case: Case, ctx: GradingContext) 
     ok = normalize(value, check.normalize) == normalize(expected, check.normalize)
     detail = "matches" if ok else f"expected {_show(expected)}, got {_show(value)}"
     return Grade(passed=ok, score=1.0 if ok else 0.0, detail=detail)
+
+
+@grades(ExactCheck)
+def grade_exact(check: ExactCheck, value: Any, case: Case, ctx: GradingContext) -> Grade:
+    """Equality after the check's normalisers; an expected object is compared field by field.
+
+    With `any_of`, the output passes when it equals any one of the accepted outputs; when none matches, the
+    closest one (the best score, the first on a tie) gives the score and the per-field verdicts.
+    """
+    if is_missing(value):
+        return Grade(passed=False, score=0.0, detail=f"output has no field {check.field!r}")
+    if check.any_of is None:
+        return _compare(check, value, check.expected)
+    grades = [_compare(check, value, accepted) for accepted in check.any_of]
+    n = len(grades)
+    for i, grade in enumerate(grades):
+        if grade.passed:
+            return grade.model_copy(update={"detail": f"matches accepted output {i + 1} of {n}"})
+    best = max(range(n), key=lambda i: (grades[i].score or 0.0, -i))
+    if all(not isinstance(a, dict) for a in check.any_of):
+        shown = ", ".join(_show(a, 40) for a in check.any_of[:5]) + (", ..." if n > 5 else "")
+        detail = f"expected one of {shown}; got {_show(value)}"
+    else:
+        detail = f"matches none of the {n} accepted outputs; closest ({best + 1}): {grades[best].detail}"
+    return grades[best].model_copy(update={"detail": detail})
 
 
 @grades(SchemaCheck)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 # imported for their @grades registrations
 from evalkit.graders import _code, _exact  # noqa: F401
-from evalkit.graders._base import Grade, GradingContext, JudgeFn, get_field
+from evalkit.graders._base import TOO_DEEP, CheckError, Grade, GradingContext, JudgeFn, get_field
 from evalkit.graders._registry import grader_for, grades
 from evalkit.suite import Case, JudgeCheck, covers
 
@@ -43,6 +43,14 @@ def grade_judge(check: JudgeCheck, value: Any, case: Case, ctx: GradingContext) 
     if ctx.judge is None:
         raise RuntimeError(NOT_JUDGED)
     return ctx.judge(check, value, case)
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, CheckError):
+        return exc.shown
+    if isinstance(exc, RecursionError):
+        return "RecursionError: " + TOO_DEEP.format(what=str(exc))
+    return f"{type(exc).__name__}: {exc}"
 
 
 def grade_check(check: Any, output: Any, case: Case, ctx: GradingContext) -> Grade:
@@ -81,7 +89,7 @@ def grade_case(
             grade = grade_check(chk, output, case, ctx)
         except (Exception, SystemExit) as exc:
             # a user check's sys.exit() is that check's error, not the end of the run
-            outcomes[i] = CheckOutcome(i, chk, "error", error=f"{type(exc).__name__}: {exc}")
+            outcomes[i] = CheckOutcome(i, chk, "error", error=_error_text(exc))
             failed.append(
                 chk
             )  # the case ends in an error whatever a judge says: no judge call is paid for it

@@ -76,7 +76,10 @@ class RunContext:
             options=options,
             cache=cache,
             grading=GradingContext(
-                base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user
+                base_dir=suite.base_dir,
+                output_schema=suite.output_schema,
+                user=suite.user,
+                check_timeout_s=suite.config.check_timeout_s,
             ),
             shares_client=client is not None or judge is not None,
             _client=client,

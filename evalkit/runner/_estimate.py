@@ -134,7 +134,12 @@ def estimate_run(
     if judge is not None and any(isinstance(c, JudgeCheck) for case in cases for c in case.checks):
         builder = Judge(client=None, settings=judge)
         line = Line("judge", judge.model, exact=exact and isinstance(system, PythonSystem))
-        ctx = GradingContext(base_dir=suite.base_dir, output_schema=suite.output_schema, user=suite.user)
+        ctx = GradingContext(
+            base_dir=suite.base_dir,
+            output_schema=suite.output_schema,
+            user=suite.user,
+            check_timeout_s=suite.config.check_timeout_s,
+        )
         seen: set[tuple[str, int]] = set()
 
         def count(check: JudgeCheck, value: Any, case: Case) -> Grade:

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from evalkit.errors import EvalkitError, Problem, SuiteValidationError
 from evalkit.suite._cases import read_cases
 from evalkit.suite._checks import SchemaCheck, SqlRowsMatchCheck, UserCheck
-from evalkit.suite._registry import load_user_module
+from evalkit.suite._registry import IMPORT_TIMEOUT_FACTOR, UserModule, load_user_module, probe_user_module
 from evalkit.suite._schemas import load_schema_file, schema_problems, schema_warnings
 from evalkit.suite._settings import SuiteConfig, read_config
 from evalkit.suite._suite import Suite
@@ -59,6 +59,10 @@ def _cross_check(suite: Suite, lines: dict[str, int], shown: str, user_error: st
         line = lines.get(case.id)
         for i, chk in enumerate(case.checks):
             where = f"checks[{i}]"
+            problems.extend(
+                Problem(shown, line, f"{where}.{key}", msg, hint)
+                for key, msg, hint in chk.input_problems(case.input)
+            )
             if isinstance(chk, UserCheck):
                 if suite.user is None:
                     hint = (
@@ -171,6 +175,23 @@ def _system_warnings(config: SuiteConfig, root: Path, toml_lines: dict[str, int]
     return found
 
 
+def _import_checks(path: Path, limit: float) -> tuple[UserModule | None, str | None]:
+    """Import a suite's checks file; (module, None), or (None, what went wrong).
+
+    With a time limit the file is imported in a forked child first: one that calls os._exit or loops at
+    import cannot end or hang this process. Then it is imported here, where its checks are used.
+    """
+    if limit > 0:
+        failed = probe_user_module(path, timeout_s=limit * IMPORT_TIMEOUT_FACTOR)
+        if failed:
+            return None, f"{path.name}: {failed}"
+    try:
+        return load_user_module(path), None
+    except (Exception, SystemExit) as exc:
+        # sys.exit() at import must not end validate with its code and no word
+        return None, f"{path.name}: failed to import: {type(exc).__name__}: {exc}"
+
+
 def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
     """Load a suite folder or .jsonl file and collect every problem; never raises for bad input."""
     p = Path(path)
@@ -223,11 +244,8 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
                 )
             )
         else:
-            try:
-                user = load_user_module(checks_path)
-            except (Exception, SystemExit) as exc:
-                # sys.exit() at import must not end validate with its code and no word
-                user_error = f"{checks_path.name} failed to import: {type(exc).__name__}: {exc}"
+            user, user_error = _import_checks(checks_path, config.check_timeout_s)
+            if user_error:
                 problems.append(Problem(str(checks_path), None, "(import)", user_error, "fix the file"))
 
     lines = {c.id: n for n, c in numbered}

@@ -77,6 +77,9 @@ class SuiteConfig(BaseModel):
     checks: str | None = None
     output_schema: str | None = None
     skip_judge_when: Literal["same_field", "any_failed"] = "same_field"
+    # seconds one check may take (a regex, a user check, a candidate SQL query); 0 = no limit, and user code
+    # (checks.py and its checks) then runs in this process
+    check_timeout_s: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     model: ModelSettings = Field(default_factory=ModelSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 

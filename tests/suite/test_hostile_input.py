@@ -50,6 +50,16 @@ HOSTILE = {
         "regular expression",
     ),
     "a list": (json.dumps([OK]), "(case)", "a case is a JSON object"),
+    "facts_from names nothing": (
+        json.dumps({**OK, "id": "ff", "checks": [{"kind": "contains_all", "facts_from": "input.facts"}]}),
+        "checks[0].facts_from",
+        "the case's input has nothing at 'input.facts'",
+    ),
+    "retrieved_from names nothing": (
+        json.dumps({**OK, "id": "rf", "input": {"chunk": []}, "checks": [{"kind": "citations_subset"}]}),
+        "checks[0].retrieved_from",
+        "nothing at 'chunks'",
+    ),
 }
 
 
