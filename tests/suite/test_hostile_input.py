@@ -60,7 +60,108 @@ HOSTILE = {
         "checks[0].retrieved_from",
         "nothing at 'chunks'",
     ),
+    "duplicate id": (json.dumps(OK), "id", "duplicate id 'ok' (first used on line 1)"),
+    "empty id": (json.dumps({**OK, "id": ""}), "id", "at least 1 character"),
+    "unknown check kind": (
+        json.dumps({**OK, "id": "u", "checks": [{"kind": "vibes"}]}),
+        "checks[0].kind",
+        "unknown check kind 'vibes'",
+    ),
+    "misspelt key": (json.dumps({**OK, "id": "k", "expectd": "a"}), "expectd", "unknown key"),
+    "no input": (json.dumps({"id": "n", "checks": [{"kind": "exact", "expected": "a"}]}), "input", "missing"),
+    "no checks": (json.dumps({"id": "c", "input": "q", "checks": []}), "checks", "at least 1 item"),
+    "truncated JSON": ('{"id": "t", "input": "q"', "(json)", "invalid JSON"),
+    "a bare string": ('"just a string"', "(case)", "a case is a JSON object"),
+    "a number": ("42", "(case)", "a case is a JSON object"),
+    "judge without rubric": (
+        json.dumps({**OK, "id": "j", "checks": [{"kind": "judge", "rubric": []}]}),
+        "checks[0].rubric",
+        "at least 1 item",
+    ),
+    "slice and category": (
+        json.dumps({**OK, "id": "s", "slice": "a", "category": "b"}),
+        "category",
+        "not both",
+    ),
+    "unknown split": (json.dumps({**OK, "id": "sp", "split": "train"}), "split", "'dev' or 'holdout'"),
+    "invalid inline schema": (
+        json.dumps({**OK, "id": "sc", "checks": [{"kind": "schema", "schema": {"type": "nope"}}]}),
+        "checks[0].schema/type",
+        "not a valid JSON Schema",
+    ),
+    "remote $ref": (
+        json.dumps(
+            {
+                **OK,
+                "id": "sr",
+                "checks": [{"kind": "schema", "schema": {"$ref": "http://127.0.0.1:1/x.json"}}],
+            }
+        ),
+        "checks[0].schema/$ref",
+        "points outside the schema",
+    ),
+    "unknown user check": (
+        json.dumps({**OK, "id": "uc", "checks": [{"kind": "user", "name": "nope"}]}),
+        "checks[0].name",
+        "user check 'nope' not found",
+    ),
+    "two expectations": (
+        json.dumps({"id": "b", "category": "x", "input": "q", "expected_exact": "a", "must_contain": ["a"]}),
+        "expected_exact, must_contain",
+        "exactly one of",
+    ),
 }
+
+# located and refused, with what to do in the message itself (no separate hint yet)
+HOSTILE_UNHINTED = {
+    "id a number": (json.dumps({**OK, "id": 7}), "id", "valid string"),
+    "unknown grader": (
+        json.dumps({"id": "g", "input": "q", "expected": "a", "grader": "magic"}),
+        "grader",
+        "use one of",
+    ),
+    "expected and any_of": (
+        json.dumps({**OK, "id": "e", "checks": [{"kind": "exact", "expected": "a", "any_of": ["b"]}]}),
+        "checks[0]",
+        "give expected or any_of, not both",
+    ),
+    "negative word limit": (
+        json.dumps({**OK, "id": "w", "checks": [{"kind": "max_words", "limit": -3}]}),
+        "checks[0].limit",
+        "greater than or equal to 0",
+    ),
+    "field not a string": (
+        json.dumps({**OK, "id": "f", "checks": [{"kind": "exact", "expected": "a", "field": 3}]}),
+        "checks[0].field",
+        "valid string",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_UNHINTED))
+def test_hostile_line_without_a_hint_is_still_located_and_exit_2(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line, field, said = HOSTILE_UNHINTED[name]
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps(OK) + "\n" + line + "\n", encoding="utf-8")
+    _, problems = validate_suite(path)
+    (problem,) = [p for p in problems if p.line == 2]
+    assert problem.field == field and said in problem.message, problem
+    capsys.readouterr()
+    assert main(["validate", str(path)]) == 2
+    assert f"{path}:2" in "".join(capsys.readouterr())
+
+
+def test_a_file_that_is_not_utf8_is_a_located_problem(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes((json.dumps(OK) + "\n").encode() + b'{"id": "\xff\xfe", "input": "q"}\n')
+    _, problems = validate_suite(path)
+    assert len(problems) == 1 and "not UTF-8" in problems[0].message and problems[0].hint
+
+
+def test_there_are_at_least_25_hostile_inputs() -> None:
+    assert len(HOSTILE) + len(HOSTILE_UNHINTED) + 1 >= 25
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
