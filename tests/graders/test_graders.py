@@ -275,7 +275,7 @@ def test_judge_skipped_when_a_cheaper_check_on_its_field_failed() -> None:
 def test_judge_not_judged_without_a_judge() -> None:
     case = case_with({"kind": "judge", "rubric": ["x"]}, {"kind": "contains_all", "facts": ["a"]})
     outcomes = grade_case(case, "a", GradingContext())
-    assert outcomes[0].status == "skipped" and outcomes[0].skipped_reason == NOT_JUDGED
+    assert outcomes[0].status == "not_judged" and outcomes[0].skipped_reason == NOT_JUDGED
     assert outcomes[0].passed is None and outcomes[1].passed is True
 
 

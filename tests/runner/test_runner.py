@@ -152,7 +152,7 @@ def test_judge_checks_without_a_judge_are_not_judged_and_not_scored(tmp_path: Pa
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
     _, rows = load_run(outcome.run_dir)
     judged = rows.filter(pl.col("check_kind") == "judge")
-    assert judged["status"].unique().to_list() == ["skipped"]
+    assert judged["status"].unique().to_list() == ["not_judged"]
     assert judged["skipped_reason"].str.starts_with("not judged").all()
     # a case whose cheap checks pass but whose judge did not run has no verdict yet
     assert set(rows["case_status"].unique().to_list()) == {"not_scored"}
