@@ -76,6 +76,8 @@ def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> Non
     assert by_status == {"pass": 17, "fail": 2, "error": 1}
     err = rows.filter(pl.col("case_id") == "c013").row(0, named=True)
     assert err["status"] == "error" and err["passed"] is None and "ValueError: unlucky" in err["error"]
+    assert err["error_kind"] == err["case_error_kind"] == "system_exception"
+    assert rows.filter(pl.col("case_id") != "c013")["error_kind"].null_count() == rows.height - 1
     assert (outcome.run_dir / "results.jsonl").read_text().count("\n") == 20
     import gc
 
