@@ -11,7 +11,7 @@ from evalkit._hashing import output_hash
 from evalkit.cache import MESSAGES_ENDPOINT, cache_key
 from evalkit.errors import clip
 from evalkit.graders import CheckOutcome, JudgeGrade, grade_case
-from evalkit.results import CaseResult, CheckResult, ErrorKind, case_status, error_kind
+from evalkit.results import CaseResult, CheckResult, case_status, error_kind
 from evalkit.runner._context import Raised, RunContext
 from evalkit.suite import Case
 from evalkit.systems import ClaudeSystem, PythonSystem
@@ -158,10 +158,11 @@ def prefill_output(ctx: RunContext, case: Case, repeat: int) -> tuple[bool, Any]
     return True, system.parse_output(result.text, result.json)
 
 
-def _errored(case: Case, exc: BaseException, kind: ErrorKind | None = None) -> dict[str, Any]:
+def _errored(case: Case, exc: BaseException) -> dict[str, Any]:
     """The error and per-check error verdicts of a case whose output could not be had (or kept)."""
     message = f"{type(exc).__name__}: {exc}"
-    kind = kind or error_kind(exc, "system_exception")
+    # the cache's own CacheError is a cache_write (it wraps what the disk said); anything else is not the cache's
+    kind = error_kind(exc, "system_exception")
     checks = [
         CheckResult(
             index=i,
@@ -181,7 +182,7 @@ def _errored(case: Case, exc: BaseException, kind: ErrorKind | None = None) -> d
 def as_error(result: CaseResult, case: Case, exc: BaseException) -> CaseResult:
     """`result` turned into an error result (its call's cost and ids kept): its cache entry could not be written."""
     return result.model_copy(
-        update={"status": "error", "output": None, "output_hash": None, **_errored(case, exc, "cache_write")}
+        update={"status": "error", "output": None, "output_hash": None, **_errored(case, exc)}
     )
 
 
