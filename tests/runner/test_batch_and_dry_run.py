@@ -409,7 +409,9 @@ def test_resume_keeps_the_runs_cache_judge_and_batch_modes(
     # judged by no one: not_judged where the cheap check passed, skipped where it failed
     judged = rows.filter(pl.col("check_kind") == "judge")
     assert sorted(judged["status"].unique().to_list()) == ["not_judged", "skipped"]
-    assert judged.filter(pl.col("status") == "not_judged")["skipped_reason"].str.starts_with("not judged").all()
+    assert (
+        judged.filter(pl.col("status") == "not_judged")["skipped_reason"].str.starts_with("not judged").all()
+    )
 
 
 def test_resume_refuses_a_changed_prompt(
