@@ -115,7 +115,8 @@ class Run:
         """Every failing or errored (case, repeat): its input, output, error and every check's verdict.
 
         Columns: case_id, slice, repeat, status, input (JSON text), output (JSON text), error, and ``checks``,
-        a list of structs (kind, name, field, status, passed, score, detail, error, judge_reasoning).
+        a list of structs (kind, name, field, status, passed, score, detail, error, error_kind, judge_reasoning,
+        judge_criteria).
         """
         import polars as pl
 
@@ -132,7 +133,9 @@ class Run:
                 "score",
                 "detail",
                 "error",
+                "error_kind",
                 "judge_reasoning",
+                "judge_criteria",
             )
             if c in rows.columns
         ]

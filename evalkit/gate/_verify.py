@@ -14,7 +14,6 @@ from typing import Literal
 import polars as pl
 
 from evalkit.baseline import Reference, majority_verdicts
-from evalkit.graders import NOT_JUDGED
 from evalkit.report import plural
 
 Reason = Literal["error", "not_judged", "not_scored", "missing"]
@@ -160,12 +159,7 @@ def verify(
             changed = sorted(c for c, h in ref_hashes.items() if c in run_hashes and run_hashes[c] != h)
     skip = set(changed)
     joined = theirs.filter(~pl.col("case_id").is_in(list(skip))).join(mine, on="case_id", how="left")
-    not_judged = set(
-        rows.filter((pl.col("status") == "skipped") & (pl.col("skipped_reason") == NOT_JUDGED))
-        .get_column("case_id")
-        .unique()
-        .to_list()
-    )
+    not_judged = set(rows.filter(pl.col("status") == "not_judged").get_column("case_id").unique().to_list())
     unverified: dict[str, Reason] = {}
     for cid, then, now in joined.iter_rows():
         if now is None:

@@ -13,12 +13,15 @@ from typing import Any, Literal
 # imported for their @grades registrations
 from evalkit.graders import _code, _exact  # noqa: F401
 from evalkit.graders._base import TOO_DEEP, CheckError, Grade, GradingContext, JudgeFn, get_field
+from evalkit.graders._limits import CheckTimeout
 from evalkit.graders._registry import grader_for, grades
+from evalkit.results import CheckStatus, ErrorKind, error_kind
 from evalkit.suite import Case, JudgeCheck, covers
 
-Status = Literal["pass", "fail", "skipped", "error"]
+Status = CheckStatus
 
 NOT_JUDGED = "not judged: no judge available (set ANTHROPIC_API_KEY, or pass a judge, to run judge checks)"
+"""The skipped_reason of a ``not_judged`` check."""
 
 
 @dataclass
@@ -31,6 +34,7 @@ class CheckOutcome:
     grade: Grade | None = None
     skipped_reason: str | None = None
     error: str | None = None
+    error_kind: ErrorKind | None = None
 
     @property
     def passed(self) -> bool | None:
@@ -83,13 +87,16 @@ def grade_case(
                 outcomes[i] = CheckOutcome(i, chk, "skipped", skipped_reason=f"cheaper check {how}: {names}")
                 continue
             if judge is None:
-                outcomes[i] = CheckOutcome(i, chk, "skipped", skipped_reason=NOT_JUDGED)
+                outcomes[i] = CheckOutcome(i, chk, "not_judged", skipped_reason=NOT_JUDGED)
                 continue
         try:
             grade = grade_check(chk, output, case, ctx)
         except (Exception, SystemExit) as exc:
             # a user check's sys.exit() is that check's error, not the end of the run
-            outcomes[i] = CheckOutcome(i, chk, "error", error=_error_text(exc))
+            kind = error_kind(exc, "judge_error" if chk.tier == "judge" else "check_exception")
+            if isinstance(exc, CheckTimeout):
+                kind = "check_timeout"
+            outcomes[i] = CheckOutcome(i, chk, "error", error=_error_text(exc), error_kind=kind)
             failed.append(
                 chk
             )  # the case ends in an error whatever a judge says: no judge call is paid for it

@@ -7,7 +7,6 @@ from typing import Any
 import polars as pl
 
 from evalkit.errors import clip
-from evalkit.graders import NOT_JUDGED
 from evalkit.report._failures import (
     DEFAULT_SHOW_FAILURES,
     ShowFailures,
@@ -93,12 +92,8 @@ def format_summary(
             (pl.col("status") == "pass").sum().alias("pass"),
             (pl.col("status") == "fail").sum().alias("fail"),
             (pl.col("status") == "error").sum().alias("error"),
-            ((pl.col("status") == "skipped") & (pl.col("skipped_reason") == NOT_JUDGED))
-            .sum()
-            .alias("not_judged"),
-            ((pl.col("status") == "skipped") & (pl.col("skipped_reason") != NOT_JUDGED))
-            .sum()
-            .alias("skipped"),
+            (pl.col("status") == "not_judged").sum().alias("not_judged"),
+            (pl.col("status") == "skipped").sum().alias("skipped"),
         )
         .with_columns(
             pl.col("tier").replace_strict({"exact": 0, "code": 1, "judge": 2}, default=3).alias("_o")
@@ -164,7 +159,7 @@ def format_summary(
 
 
 def _error_lines(rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[str]:
-    """What went wrong in the cases that ended in errors: a count and the first message of each kind."""
+    """What went wrong in the cases that ended in errors: a count and the first message of each error kind."""
     errors = (
         rows.filter(pl.col("case_status") == "error")
         .sort("case_id", "repeat", "check_index")
@@ -174,16 +169,17 @@ def _error_lines(rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[s
         .agg(
             pl.coalesce(pl.col("case_error").first(), pl.col("error").drop_nulls().first()).alias(
                 "case_error"
-            )
+            ),
+            pl.coalesce(pl.col("case_error_kind").first(), pl.col("error_kind").drop_nulls().first()).alias(
+                "kind"
+            ),
         )
     )
     if errors.is_empty():
         return []
     grouped = (
-        errors.with_columns(pl.col("case_error").fill_null("unknown error"))
-        # "CallError: rate_limit 429: ..." is of kind "CallError: rate_limit"; "CacheMiss: No cached ..." of "CacheMiss"
-        .with_columns(
-            pl.col("case_error").str.extract(r"^(\w+(?:: [a-z_]+\b)?)", 1).fill_null("error").alias("kind")
+        errors.with_columns(
+            pl.col("case_error").fill_null("unknown error"), pl.col("kind").fill_null("error")
         )
         .group_by("kind", maintain_order=True)
         .agg(pl.len().alias("n"), pl.col("case_error").first().alias("example"))

@@ -34,13 +34,14 @@ _CASE_FIELDS: Final = (
     "output",
     "output_hash",
     "error",
+    "error_kind",
     "input_tokens",
     "output_tokens",
     "cost_usd",
     "latency_s",
     "cache_hit",
 )
-_CASE_RENAMES: Final = {"status": "case_status", "error": "case_error"}
+_CASE_RENAMES: Final = {"status": "case_status", "error": "case_error", "error_kind": "case_error_kind"}
 # Left out of the frame (they stay in the journal): per-request bookkeeping and the nested checks.
 CASE_FIELDS_NOT_IN_FRAME: Final = frozenset(
     {"request_id", "cache_read_tokens", "cache_write_tokens", "checks", "finished_at"}
@@ -51,14 +52,21 @@ _CHECK_RENAMES: Final = {
     "name": "check_name",
     "field": "check_field",
 }
-# A list of dicts per check: kept in the journal, too nested for a flat row.
-CHECK_FIELDS_NOT_IN_FRAME: Final = frozenset({"judge_criteria"})
+CHECK_FIELDS_NOT_IN_FRAME: Final = frozenset[str]()
 
+CRITERIA_DTYPE: Final = pl.List(pl.Struct({"criterion": pl.String, "met": pl.Boolean, "evidence": pl.String}))
+"""``judge_criteria``: the judge's verdict on each rubric criterion, as the rubric verdict gives them (a list of
+structs, not JSON text, so that polars can filter and explode them without parsing; keys beyond these three
+stay in the journal only)."""
+# fields whose annotation says too little for a column type: a list of dicts
+_NESTED: Final[Mapping[str, Any]] = {"judge_criteria": CRITERIA_DTYPE}
 _SCALARS: Final[Mapping[Any, Any]] = {str: pl.String, int: pl.Int64, float: pl.Float64, bool: pl.Boolean}
 
 
 def _dtype(model: type[BaseModel], name: str) -> Any:
     """The polars type of a model field: its annotation without None; a free-form value is stored as JSON text."""
+    if name in _NESTED:
+        return _NESTED[name]
     annotation = model.model_fields[name].annotation
     if get_origin(annotation) in (Union, types.UnionType):
         (annotation,) = [a for a in get_args(annotation) if a is not type(None)]
@@ -90,7 +98,14 @@ CHECK_ROW_SCHEMA: Final[dict[str, Any]] = {
 def rows_of(results: Iterable[CaseResult | dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """Check-level rows from case results, given as models or as their decoded journal lines."""
     for item in results:
-        r = item.model_dump(mode="json") if isinstance(item, CaseResult) else item
+        if isinstance(item, CaseResult):
+            r = item.model_dump(mode="json")
+        elif (
+            "error_kind" not in item
+        ):  # journalled by an older evalkit: read through the model, which upgrades it
+            r = CaseResult.model_validate(item).model_dump(mode="json")
+        else:
+            r = item
         base = {col: r.get(f) for f, col in CASE_COLUMNS.items()}
         output = r.get("output")
         base["output"] = json.dumps(output, ensure_ascii=False) if output is not None else None

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from evalkit._version import __version__
 from evalkit.results._schema import now_iso
 
-RESULTS_SCHEMA_VERSION = 1
+RESULTS_SCHEMA_VERSION = 2
+"""2: check status not_judged, error_kind on cases and checks, judge_criteria in the frame (docs/results.md)."""
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 

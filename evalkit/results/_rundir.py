@@ -17,6 +17,7 @@ from evalkit.results._frame import CHECK_ROW_SCHEMA, check_rows, frame_of, parqu
 from evalkit.results._journal import Journal
 from evalkit.results._manifest import Manifest
 from evalkit.results._schema import CaseResult
+from evalkit.results._upgrade import ADDED_COLUMNS, upgrade_frame
 
 
 class RunDir:
@@ -218,10 +219,14 @@ def load_run(path: str | Path) -> tuple[Manifest, pl.DataFrame]:
 
 
 def _conformed(frame: pl.DataFrame, where: Path) -> pl.DataFrame:
-    """The frame in the schema's column order and types; a file missing a column is not a results file."""
+    """The frame in the schema's column order and types; a file missing a column is not a results file, unless
+    the columns it misses are those a newer schema added (it is then upgraded)."""
     if frame.schema == CHECK_ROW_SCHEMA:
         return frame
     missing = [c for c in CHECK_ROW_SCHEMA if c not in frame.columns]
+    if missing and set(missing) <= ADDED_COLUMNS:
+        frame = upgrade_frame(frame)
+        missing = []
     if missing:
         raise EvalkitError(
             f"{where}: not an evalkit results file (missing columns {missing}); "

@@ -6,16 +6,20 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from evalkit.results._upgrade import upgrade_case
 
 CaseStatus = Literal["pass", "fail", "error", "not_scored"]
-CheckStatus = Literal["pass", "fail", "skipped", "error"]
+CheckStatus = Literal["pass", "fail", "skipped", "not_judged", "error"]
+"""A check's status: ``skipped`` on purpose (a cheaper check failed first, so its verdict is not needed),
+``not_judged`` when it should have run but could not (no judge was available): its verdict is unknown."""
 CASE_STATUSES: Final[tuple[str, ...]] = get_args(CaseStatus)
 CHECK_STATUSES: Final[tuple[str, ...]] = get_args(CheckStatus)
 SCORED_STATUSES: Final[tuple[str, ...]] = ("pass", "fail")
 """The statuses a pass rate counts; every other status is reported beside it."""
-NOT_JUDGED_PREFIX: Final = "not judged"
-"""A skipped check whose skipped_reason starts with this could not run (no judge): its verdict is unknown."""
+NOT_RUN_STATUSES: Final[tuple[str, ...]] = ("skipped", "not_judged")
+"""The check statuses of a check that did not run (so nothing was paid for it)."""
 
 
 def now_iso() -> str:
@@ -35,7 +39,10 @@ class CheckResult(BaseModel):
     score: float | None = None
     detail: str = ""
     skipped_reason: str | None = None
+    """Why the check was skipped or not judged."""
     error: str | None = None
+    error_kind: str | None = None
+    """Why it errored, one of ``ERROR_KINDS`` (a str, so that a kind added later does not make a line unreadable)."""
     judge_model: str | None = None
     judge_model_version: str | None = None
     judge_reasoning: str | None = None
@@ -61,6 +68,8 @@ class CaseResult(BaseModel):
     output: Any = None
     output_hash: str | None = None
     error: str | None = None
+    error_kind: str | None = None
+    """Why the case has no output, one of ``ERROR_KINDS``."""
     system: str
     system_model: str | None = None
     system_model_version: str | None = None
@@ -79,22 +88,22 @@ class CaseResult(BaseModel):
     def key(self) -> tuple[str, int]:
         return (self.case_id, self.repeat)
 
-
-def is_not_judged(status: str, skipped_reason: str | None) -> bool:
-    """A check that should have run but could not (no judge available): its verdict is unknown, not skipped."""
-    return status == "skipped" and (skipped_reason or "").startswith(NOT_JUDGED_PREFIX)
+    @model_validator(mode="after")
+    def _upgraded(self) -> CaseResult:
+        # a line journalled by an older evalkit reads as one written now (see _upgrade.py)
+        upgrade_case(self)
+        return self
 
 
 def case_status(checks: Iterable[CheckResult]) -> CaseStatus:
     """error if any check errored; else fail if any failed; else not scored if a judge check could not run;
     else pass if any passed."""
-    checks = list(checks)
     statuses = [c.status for c in checks]
     if "error" in statuses:
         return "error"
     if "fail" in statuses:
         return "fail"
-    if any(is_not_judged(c.status, c.skipped_reason) for c in checks):
+    if "not_judged" in statuses:
         return "not_scored"
     if "pass" in statuses:
         return "pass"

@@ -11,7 +11,7 @@ from evalkit._hashing import output_hash
 from evalkit.cache import MESSAGES_ENDPOINT, cache_key
 from evalkit.errors import clip
 from evalkit.graders import CheckOutcome, JudgeGrade, grade_case
-from evalkit.results import CaseResult, CheckResult, case_status
+from evalkit.results import CaseResult, CheckResult, case_status, error_kind
 from evalkit.runner._context import Raised, RunContext
 from evalkit.suite import Case
 from evalkit.systems import ClaudeSystem, PythonSystem
@@ -161,13 +161,22 @@ def prefill_output(ctx: RunContext, case: Case, repeat: int) -> tuple[bool, Any]
 def _errored(case: Case, exc: BaseException) -> dict[str, Any]:
     """The error and per-check error verdicts of a case whose output could not be had (or kept)."""
     message = f"{type(exc).__name__}: {exc}"
+    # the cache's own CacheError is a cache_write (it wraps what the disk said); anything else is not the cache's
+    kind = error_kind(exc, "system_exception")
     checks = [
         CheckResult(
-            index=i, kind=c.kind, name=c.label, field=c.field, tier=c.tier, status="error", error=message
+            index=i,
+            kind=c.kind,
+            name=c.label,
+            field=c.field,
+            tier=c.tier,
+            status="error",
+            error=message,
+            error_kind=kind,
         )
         for i, c in enumerate(case.checks)
     ]
-    return {"error": message, "checks": checks}
+    return {"error": message, "error_kind": kind, "checks": checks}
 
 
 def as_error(result: CaseResult, case: Case, exc: BaseException) -> CaseResult:
@@ -215,6 +224,7 @@ def _check_result(o: CheckOutcome) -> CheckResult:
         "passed": o.passed,
         "skipped_reason": o.skipped_reason,
         "error": o.error,
+        "error_kind": o.error_kind,
     }
     g = o.grade
     if g is not None:

@@ -65,9 +65,9 @@ class Recorder:
         if result.status == "error":
             # every other case would fail the same way: stop now, with the fix, not after N error results
             error = result.error or ""
-            if error.startswith("CallError: auth"):
+            if result.error_kind == "auth":
                 raise AuthFailure(error)
-            if error.startswith("CallError: connection"):
+            if result.error_kind == "connection":
                 t.unreachable += 1
                 if not t.answered and t.unreachable >= UNREACHABLE_AFTER:
                     raise Unreachable(error)

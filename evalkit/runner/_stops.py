@@ -54,9 +54,8 @@ class Unreachable(StopRun):
 
 def cache_write_error(result: CaseResult) -> str | None:
     """The error of a response (the system's or a judge's) that was paid for but could not be cached."""
-    errors = [result.error] + [c.error for c in result.checks]
-    # ResponseCache.put raises CacheError itself only when it cannot write (CacheMiss and the rest are subclasses)
-    return next((e for e in errors if e is not None and e.startswith("CacheError: ")), None)
+    errors = [(result.error, result.error_kind)] + [(c.error, c.error_kind) for c in result.checks]
+    return next((e for e, kind in errors if e is not None and kind == "cache_write"), None)
 
 
 class CacheWriteFailure(StopRun):

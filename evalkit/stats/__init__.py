@@ -20,7 +20,7 @@ Conventions (each is tested against scipy / statsmodels):
 * Paired comparisons report B minus A: a positive difference means run B passes more cases.
 """
 
-from evalkit.results import CHECK_STATUSES, NOT_JUDGED_PREFIX
+from evalkit.results import CHECK_STATUSES
 from evalkit.stats._cost import CostLatency, cost_latency
 from evalkit.stats._dist import (
     binom_cdf_half,
@@ -48,7 +48,6 @@ from evalkit.stats._verdicts import case_verdicts
 __all__ = [
     "CHECK_STATUSES",
     "MIN_T_CASES",
-    "NOT_JUDGED_PREFIX",
     "VERDICT_STATUSES",
     "CostLatency",
     "GrainError",

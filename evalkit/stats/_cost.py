@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalkit.results import NOT_RUN_STATUSES
 from evalkit.stats._frames import Q_METHOD, count_of, require_check_rows
 from evalkit.stats._verdicts import case_verdicts
 
@@ -82,9 +83,9 @@ def cost_latency(rows: pl.DataFrame) -> CostLatency:
     s = pl.col("status")
     by_tier = rows.group_by(["run_id", "tier"]).agg(
         pl.len().cast(pl.Int64).alias("checks"),
-        count_of(s != "skipped").alias("checks_run"),
+        count_of(~s.is_in(NOT_RUN_STATUSES)).alias("checks_run"),
         pl.col("judge_cost_usd").sum().alias("judge_cost_usd"),
-        pl.col("judge_cost_usd").filter(s != "skipped").mean().alias("judge_cost_per_check_usd"),
+        pl.col("judge_cost_usd").filter(~s.is_in(NOT_RUN_STATUSES)).mean().alias("judge_cost_per_check_usd"),
         pl.col("judge_latency_s").quantile(0.5, interpolation=Q_METHOD).alias("judge_latency_p50_s"),
         pl.col("judge_latency_s").quantile(0.95, interpolation=Q_METHOD).alias("judge_latency_p95_s"),
     )

@@ -17,7 +17,7 @@ from evalkit.errors import EvalkitError
 from evalkit.results import CASE_STATUSES, CHECK_ONLY_COLUMNS, CHECK_STATUSES, SCORED_STATUSES
 
 VERDICT_STATUSES: Final = CASE_STATUSES
-UNSCORED: Final = ("skipped", "not_scored")
+UNSCORED: Final = ("skipped", "not_judged", "not_scored")
 ANY_STATUS: Final = tuple(dict.fromkeys((*CHECK_STATUSES, *CASE_STATUSES)))
 SCORED: Final = SCORED_STATUSES
 ALL: Final = "all"

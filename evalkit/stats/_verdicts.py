@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit.results import CHECK_STATUSES, NOT_JUDGED_PREFIX
+from evalkit.results import CHECK_STATUSES, NOT_RUN_STATUSES
 from evalkit.stats._frames import (
     ROW_COLUMNS,
     check_status,
@@ -17,16 +17,15 @@ from evalkit.stats._frames import (
 def case_verdicts(rows: pl.DataFrame) -> pl.DataFrame:
     """Collapse check-level rows to one verdict per (run_id, case_id, repeat).
 
-    ``status`` is error if any check errored, else fail if any failed, else not_scored if a check was "not
-    judged" (skipped with a ``skipped_reason`` starting "not judged": its verdict is unknown, so the case
-    cannot count as a pass), else pass if at least one passed, else not_scored (every check skipped).
-    Without a ``skipped_reason`` column every skip counts as a deliberate one. ``passed`` is null unless
-    the status is pass or fail.
+    ``status`` is error if any check errored, else fail if any failed, else not_scored if a check was
+    not_judged (it should have run but no judge was available: its verdict is unknown, so the case cannot
+    count as a pass), else pass if at least one passed, else not_scored (every check skipped). ``passed`` is
+    null unless the status is pass or fail.
 
     Costs: ``cost_usd`` and ``latency_s`` describe the system's call for the (case, repeat) and repeat on
     each of its check rows, so they are taken once (the max), and the system cost is unknown (null) if any
     row leaves it null. Judge cost and latency are summed over checks; a judge check that ran (tier judge,
-    status not skipped) with a null ``judge_cost_usd`` makes the judge cost unknown. ``cost_usd`` in the
+    status neither skipped nor not_judged) with a null ``judge_cost_usd`` makes the judge cost unknown. ``cost_usd`` in the
     result is system plus judge cost, null if either part is unknown.
 
     Parameters
@@ -54,12 +53,7 @@ def case_verdicts(rows: pl.DataFrame) -> pl.DataFrame:
     require_columns(rows, ROW_COLUMNS, "case_verdicts")
     check_status(rows, CHECK_STATUSES, "case_verdicts")
     s = pl.col("status")
-    judge_ran = (pl.col("tier") == "judge") & (s != "skipped")
-    if "skipped_reason" in rows.columns:
-        reason = pl.col("skipped_reason").str.starts_with(NOT_JUDGED_PREFIX).fill_null(False)
-        not_judged = (s == "skipped") & reason
-    else:
-        not_judged = pl.lit(False)
+    judge_ran = (pl.col("tier") == "judge") & ~s.is_in(NOT_RUN_STATUSES)
     out = rows.group_by(["run_id", "case_id", "repeat"]).agg(
         pl.col("slice").first(),
         pl.col("split").first(),
@@ -68,7 +62,7 @@ def case_verdicts(rows: pl.DataFrame) -> pl.DataFrame:
         count_of(s == "fail").alias("n_fail"),
         count_of(s == "error").alias("n_error"),
         count_of(s == "skipped").alias("n_skipped"),
-        count_of(not_judged).alias("n_not_judged"),
+        count_of(s == "not_judged").alias("n_not_judged"),
         pl.col("cost_usd").max().alias("system_cost_usd"),
         pl.col("cost_usd").null_count().alias("_sys_unknown"),
         pl.col("judge_cost_usd").sum().alias("judge_cost_usd"),

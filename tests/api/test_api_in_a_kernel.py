@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)
+pytestmark = pytest.mark.slow
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 

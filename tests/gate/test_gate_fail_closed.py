@@ -26,6 +26,9 @@ from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
 from evalkit.systems import PythonSystem
 
+# end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 N = 200
 JUDGED = range(110, 200)  # 90 cases with a judge check after a cheap one

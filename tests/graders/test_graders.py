@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.graders import NOT_JUDGED, Grade, GradingContext, grade_case, grade_check
+from evalkit.cache import CacheError
+from evalkit.client import CallError
+from evalkit.graders import NOT_JUDGED, Grade, GradingContext, JudgeError, grade_case, grade_check
 from evalkit.suite import Case, JudgeCheck, load_user_module, parse_case
 
 
@@ -233,6 +235,7 @@ def test_user_checks_registered_in_a_suite_file(tmp_path: Path) -> None:
     case = case_with({"kind": "user", "name": "boom"})
     (outcome,) = grade_case(case, "x", ctx)
     assert outcome.status == "error" and "broken invariant code" in (outcome.error or "")
+    assert outcome.error_kind == "check_exception"
 
 
 def test_global_user_check_from_a_notebook() -> None:
@@ -272,10 +275,30 @@ def test_judge_skipped_when_a_cheaper_check_on_its_field_failed() -> None:
     assert calls == ["short and fine"]
 
 
+@pytest.mark.parametrize(
+    ("raised", "kind"),
+    [
+        (JudgeError("the judge gave no valid verdict"), "judge_error"),
+        (KeyError("a bug in a judge"), "judge_error"),
+        (CallError("overloaded", 529, "busy"), "overloaded"),
+        (CacheError("Cannot write to the response cache directory"), "cache_write"),
+    ],
+)
+def test_a_judge_error_has_its_kind(raised: Exception, kind: str) -> None:
+    case = case_with({"kind": "judge", "rubric": ["x"]})
+
+    def judge(check: JudgeCheck, value: Any, case: Case) -> Grade:
+        raise raised
+
+    (outcome,) = grade_case(case, "a", GradingContext(), judge=judge)
+    assert outcome.status == "error" and outcome.error_kind == kind
+    assert (outcome.error or "").startswith(type(raised).__name__ + ": ")
+
+
 def test_judge_not_judged_without_a_judge() -> None:
     case = case_with({"kind": "judge", "rubric": ["x"]}, {"kind": "contains_all", "facts": ["a"]})
     outcomes = grade_case(case, "a", GradingContext())
-    assert outcomes[0].status == "skipped" and outcomes[0].skipped_reason == NOT_JUDGED
+    assert outcomes[0].status == "not_judged" and outcomes[0].skipped_reason == NOT_JUDGED
     assert outcomes[0].passed is None and outcomes[1].passed is True
 
 

@@ -14,6 +14,7 @@ from evalkit.results import (
     CASE_STATUSES,
     CHECK_ROW_SCHEMA,
     CHECK_STATUSES,
+    RESULTS_SCHEMA_VERSION,
     CaseResult,
     CaseStatus,
     CheckResult,
@@ -23,14 +24,16 @@ from evalkit.results import (
     check_rows,
     load_run,
 )
+from evalkit.results._errors import CALL_ERROR_KINDS, ERROR_KINDS
 from evalkit.results._frame import (
     CASE_COLUMNS,
     CASE_FIELDS_NOT_IN_FRAME,
     CHECK_COLUMNS,
     CHECK_FIELDS_NOT_IN_FRAME,
 )
+from evalkit.results._upgrade import ADDED_COLUMNS
 
-# results.parquet as version 1 of the results schema writes it: a change here is a change of file format.
+# results.parquet as version 1 of the results schema wrote it (tests/results/v1_run/ is such a run).
 ON_DISK_V1 = [
     ("run_id", pl.String),
     ("suite", pl.String),
@@ -71,10 +74,37 @@ ON_DISK_V1 = [
     ("judge_latency_s", pl.Float64),
     ("judge_cache_hit", pl.Boolean),
 ]
+CRITERIA = pl.List(pl.Struct({"criterion": pl.String, "met": pl.Boolean, "evidence": pl.String}))
+# and as version 2 writes it: a change here is a change of file format (bump RESULTS_SCHEMA_VERSION).
+ON_DISK_V2 = [
+    *ON_DISK_V1[:14],
+    ("case_error_kind", pl.String),
+    *ON_DISK_V1[14:30],
+    ("error_kind", pl.String),
+    *ON_DISK_V1[30:33],
+    ("judge_criteria", CRITERIA),
+    *ON_DISK_V1[33:],
+]
 
 
 def test_derived_schema_is_the_on_disk_schema() -> None:
-    assert list(CHECK_ROW_SCHEMA.items()) == ON_DISK_V1
+    assert list(CHECK_ROW_SCHEMA.items()) == ON_DISK_V2
+    assert RESULTS_SCHEMA_VERSION == 2
+    added = {c for c, _ in ON_DISK_V2} - {c for c, _ in ON_DISK_V1}
+    assert added == ADDED_COLUMNS == {"case_error_kind", "error_kind", "judge_criteria"}
+
+
+def test_criteria_struct_is_the_rubric_verdicts_criterion() -> None:
+    from evalkit.graders._judge import CriterionVerdict
+
+    assert [f.name for f in CRITERIA.inner.fields] == list(CriterionVerdict.model_fields)  # type: ignore[attr-defined]
+
+
+def test_error_kinds_include_every_call_error_kind() -> None:
+    from evalkit.client import ErrorKind as CallKind
+
+    assert get_args(CallKind) == CALL_ERROR_KINDS
+    assert set(CALL_ERROR_KINDS) < set(ERROR_KINDS) and len(set(ERROR_KINDS)) == len(ERROR_KINDS)
 
 
 def test_every_model_field_is_a_column_or_deliberately_left_out() -> None:
@@ -85,7 +115,7 @@ def test_every_model_field_is_a_column_or_deliberately_left_out() -> None:
 
 
 def test_statuses_come_from_the_models() -> None:
-    assert CHECK_STATUSES == get_args(CheckStatus) == ("pass", "fail", "skipped", "error")
+    assert CHECK_STATUSES == get_args(CheckStatus) == ("pass", "fail", "skipped", "not_judged", "error")
     assert CASE_STATUSES == get_args(CaseStatus) == ("pass", "fail", "error", "not_scored")
     from evalkit.stats._frames import CHECK_STATUSES as stats_check
     from evalkit.stats._frames import VERDICT_STATUSES as stats_verdict
@@ -105,7 +135,7 @@ def sample() -> CaseResult:
             tier="judge",
             status="fail",
             passed=False,
-            judge_criteria=[{"name": "polite", "passed": False}],
+            judge_criteria=[{"criterion": "Polite", "met": False, "evidence": "go away"}],
             judge_cost_usd=0.002,
         ),
     ]
@@ -132,6 +162,10 @@ def test_check_rows_flatten_one_row_per_check() -> None:
     assert first["case_status"] == "fail" and first["status"] == "pass" and first["check_field"] == "label"
     assert json.loads(first["output"]) == {"label": "é"} and first["cache_hit"] is False
     assert rows["judge_cost_usd"].to_list() == [None, 0.002]
+    assert rows["judge_criteria"].to_list() == [
+        None,
+        [{"criterion": "Polite", "met": False, "evidence": "go away"}],
+    ]
     assert check_rows([]).schema == pl.Schema(CHECK_ROW_SCHEMA)
 
 

@@ -408,7 +408,12 @@ def test_resume_keeps_the_runs_cache_judge_and_batch_modes(
     assert server.requests_to("/v1/messages") == [] and batch_creates(server) == []
     _, rows = load_run(tmp_path / "batched")
     assert rows["case_id"].n_unique() == 6 and rows.filter(pl.col("case_status") == "error").height == 0
-    assert rows.filter(pl.col("check_kind") == "judge")["status"].unique().to_list() == ["skipped"]
+    # judged by no one: not_judged where the cheap check passed, skipped where it failed
+    judged = rows.filter(pl.col("check_kind") == "judge")
+    assert sorted(judged["status"].unique().to_list()) == ["not_judged", "skipped"]
+    assert (
+        judged.filter(pl.col("status") == "not_judged")["skipped_reason"].str.starts_with("not judged").all()
+    )
 
 
 def test_resume_refuses_a_changed_prompt(

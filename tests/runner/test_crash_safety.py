@@ -6,7 +6,6 @@ from the server's request log, how many answered calls a resume had to pay for a
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,28 +21,10 @@ import pytest
 from evalkit.results import RunDir, load_run
 from evalkit.testing.server import LocalAnthropicServer, last_user_text
 
+# end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)
+pytestmark = pytest.mark.slow
+
 MESSAGES = "/v1/messages"
-
-
-def make_suite(tmp_path: Path, n: int) -> Path:
-    """n cases whose whole user turn is "case cNNN", expecting "even" or "odd"."""
-    root = tmp_path / "parity"
-    root.mkdir()
-    rows = [
-        {
-            "id": f"c{i:03d}",
-            "input": f"case c{i:03d}",
-            "expected": "even" if i % 2 == 0 else "odd",
-            "grader": "exact",
-        }
-        for i in range(n)
-    ]
-    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (root / "suite.toml").write_text(
-        'name = "parity"\n\n[model]\nname = "claude-sonnet-4-6"\nmax_tokens = 8\n', encoding="utf-8"
-    )
-    (root / "prompt.md").write_text("Answer with one word: even or odd.\n", encoding="utf-8")
-    return root
 
 
 def parity(body: dict[str, Any]) -> str:
@@ -150,10 +131,10 @@ def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
 @pytest.mark.skipif(not Path("/proc").exists(), reason="reads process state from /proc")
 @pytest.mark.parametrize("kill", ["group", "parent"])
 def test_a_killed_worker_run_pays_again_for_at_most_the_calls_in_flight(
-    tmp_path: Path, make_anthropic_server: Any, kill: str
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any, kill: str
 ) -> None:
     n, concurrency = 600, 32
-    suite = make_suite(tmp_path, n)
+    suite = make_suite(n)
     server = make_anthropic_server(responder=parity, latency=0.03)
     env = cli_env(server)
     run_dir = tmp_path / "run"
@@ -209,11 +190,15 @@ def test_a_killed_worker_run_pays_again_for_at_most_the_calls_in_flight(
 
 @pytest.mark.parametrize("processes", [1, 2])
 def test_a_cache_made_read_only_mid_run_stops_the_run_with_its_resume_command(
-    tmp_path: Path, make_anthropic_server: Any, tmpfs: Callable[[str], Path], processes: int
+    make_suite: Callable[..., Path],
+    tmp_path: Path,
+    make_anthropic_server: Any,
+    tmpfs: Callable[[str], Path],
+    processes: int,
 ) -> None:
     n, concurrency = 400, 8
     cache = tmpfs("8m")
-    suite = make_suite(tmp_path, n)
+    suite = make_suite(n)
     server = make_anthropic_server(responder=parity, latency=0.01)
     run_dir = tmp_path / "run"
     argv = run_argv(
@@ -262,11 +247,15 @@ def test_a_cache_made_read_only_mid_run_stops_the_run_with_its_resume_command(
 
 @pytest.mark.parametrize("full", ["journal", "cache"])
 def test_a_full_disk_is_a_located_message_exit_2_and_an_interrupted_run(
-    tmp_path: Path, make_anthropic_server: Any, tmpfs: Callable[[str], Path], full: str
+    make_suite: Callable[..., Path],
+    tmp_path: Path,
+    make_anthropic_server: Any,
+    tmpfs: Callable[[str], Path],
+    full: str,
 ) -> None:
     n, concurrency = 400, 8
     disk = tmpfs("200k")
-    suite = make_suite(tmp_path, n)
+    suite = make_suite(n)
     server = make_anthropic_server(responder=parity)
     run_dir = disk / "run" if full == "journal" else tmp_path / "run"
     cache = disk / "cache" if full == "cache" else tmp_path / "cache"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ from evalkit.testing.server import (
     last_user_text,
 )
 
+# end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)
+pytestmark = pytest.mark.slow
+
 MESSAGES = "/v1/messages"
 SECRET = "sk-ant-test-SECRET-1234567890"
 KEY = "sk-ant-local-reliability"
@@ -50,28 +53,6 @@ def case_id(i: int) -> str:
 
 def user_turn(i: int) -> str:
     return f"case {case_id(i)}"
-
-
-def make_suite(tmp_path: Path, n: int, *, model: str = "claude-sonnet-4-6", name: str = "parity") -> Path:
-    """n cases whose input (the whole user turn) is "case cNNN", expecting "even" or "odd"."""
-    root = tmp_path / name
-    root.mkdir()
-    rows = [
-        {
-            "id": case_id(i),
-            "input": user_turn(i),
-            "expected": "even" if i % 2 == 0 else "odd",
-            "grader": "exact",
-            "slice": "low" if i < n // 2 else "high",
-        }
-        for i in range(n)
-    ]
-    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (root / "suite.toml").write_text(
-        f'name = "{name}"\n\n[model]\nname = "{model}"\nmax_tokens = 8\n', encoding="utf-8"
-    )
-    (root / "prompt.md").write_text("Answer with one word: even or odd.\n", encoding="utf-8")
-    return root
 
 
 def number_of(text: str) -> int:
@@ -143,11 +124,15 @@ def journal_lines(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def finished_run(
-    tmp_path: Path, make_anthropic_server: Any, n: int, suite: Path | None = None
+    tmp_path: Path,
+    make_suite: Callable[..., Path],
+    make_anthropic_server: Any,
+    n: int,
+    suite: Path | None = None,
 ) -> tuple[LocalAnthropicServer, dict[str, str], Path, list[str]]:
     """A complete Claude run of an n-case parity suite, cached in tmp_path/cache: its server, environment, run
     directory and journal lines. `suite` is the path given to `evalkit run` (relative to tmp_path)."""
-    root = make_suite(tmp_path, n)
+    root = make_suite(n)
     server = make_anthropic_server(responder=parity_responder)
     env = cli_env(server)
     out = tmp_path / "runs" / "r1"
@@ -216,10 +201,10 @@ def run_dirs(root: Path) -> list[Path]:
 
 
 def test_faults_of_every_kind_end_as_errors_and_resume_finishes_only_those(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 300
-    suite = load_suite(make_suite(tmp_path, n))
+    suite = load_suite(make_suite(n))
     system = load_system("claude", suite)
     server = make_anthropic_server(
         responder=parity_responder,
@@ -292,10 +277,10 @@ def test_faults_of_every_kind_end_as_errors_and_resume_finishes_only_those(
 
 
 def test_sigkill_halfway_then_resume_requests_no_finished_case_again(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 120
-    root = make_suite(tmp_path, n)
+    root = make_suite(n)
     server = make_anthropic_server(responder=parity_responder, latency=0.05)
     env = cli_env(server)
     cache, out = tmp_path / "cache", tmp_path / "runs" / "killed"
@@ -336,11 +321,11 @@ def test_sigkill_halfway_then_resume_requests_no_finished_case_again(
 
 
 def test_sigterm_stops_a_worker_run_cleanly_and_resume_finishes_it(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     """A cancelled CI job gets SIGTERM: the run stops as on Ctrl-C, marked interrupted, saying how to resume."""
     n = 300
-    root = make_suite(tmp_path, n)
+    root = make_suite(n)
     server = make_anthropic_server(responder=parity_responder, latency=0.2)
     env = cli_env(server)
     cache, out = tmp_path / "cache", tmp_path / "runs" / "cancelled"
@@ -364,11 +349,11 @@ def test_sigterm_stops_a_worker_run_cleanly_and_resume_finishes_it(
 
 
 def test_a_journal_line_torn_by_a_crash_is_cut_and_its_case_run_again(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     """A journal line torn by a crash is cut off on resume and its case runs again (from the cache)."""
     n = 8
-    server, env, out, lines = finished_run(tmp_path, make_anthropic_server, n)
+    server, env, out, lines = finished_run(tmp_path, make_suite, make_anthropic_server, n)
     journal = out / "results.jsonl"
     journal.write_text("".join(lines[:5]) + lines[5][:40], encoding="utf-8")
     (out / "results.parquet").unlink()
@@ -384,10 +369,10 @@ def test_a_journal_line_torn_by_a_crash_is_cut_and_its_case_run_again(
 
 
 def test_resume_uses_the_cache_directory_recorded_in_the_manifest(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 12
-    server, env, out, lines = finished_run(tmp_path, make_anthropic_server, n)
+    server, env, out, lines = finished_run(tmp_path, make_suite, make_anthropic_server, n)
     # a crash after every response was cached but before most results were journalled
     (out / "results.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
     seen = len(server.requests)
@@ -399,10 +384,10 @@ def test_resume_uses_the_cache_directory_recorded_in_the_manifest(
 
 
 def test_resume_from_another_working_directory_finds_the_suite(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 6
-    _, env, out, lines = finished_run(tmp_path, make_anthropic_server, n, suite=Path("parity"))
+    _, env, out, lines = finished_run(tmp_path, make_suite, make_anthropic_server, n, suite=Path("parity"))
     cache = tmp_path / "cache"
     (out / "results.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
     elsewhere = tmp_path / "elsewhere"
@@ -416,10 +401,10 @@ def test_resume_from_another_working_directory_finds_the_suite(
 
 
 def test_a_corrupt_cache_entry_warns_is_refetched_and_rewritten(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 6
-    root = make_suite(tmp_path, n)
+    root = make_suite(n)
     server = make_anthropic_server(responder=parity_responder)
     env = cli_env(server)
     cache = tmp_path / "cache"
@@ -454,9 +439,9 @@ def test_a_corrupt_cache_entry_warns_is_refetched_and_rewritten(
 
 
 def test_an_unwritable_cache_directory_exits_2_before_anything_is_written(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
-    root = make_suite(tmp_path, 4)
+    root = make_suite(4)
     server = make_anthropic_server(responder=parity_responder)
     env = cli_env(server)
     blocker = tmp_path / "not-a-dir"
@@ -481,9 +466,9 @@ def test_an_unwritable_cache_directory_exits_2_before_anything_is_written(
 
 
 def test_a_run_directory_that_cannot_be_made_exits_2_before_any_call(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
-    root = make_suite(tmp_path, 4)
+    root = make_suite(4)
     server = make_anthropic_server(responder=parity_responder)
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a regular file\n")
@@ -502,8 +487,10 @@ def test_a_run_directory_that_cannot_be_made_exits_2_before_any_call(
     assert server.requests == []
 
 
-def test_a_bad_price_file_exits_2_before_any_call(tmp_path: Path, make_anthropic_server: Any) -> None:
-    root = make_suite(tmp_path, 4)
+def test_a_bad_price_file_exits_2_before_any_call(
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    root = make_suite(4)
     server = make_anthropic_server(responder=parity_responder)
     broken = tmp_path / "prices.json"
     broken.write_text('{"claude-sonnet-4-6": {"input": 3}}\n')
@@ -523,9 +510,9 @@ def test_a_bad_price_file_exits_2_before_any_call(tmp_path: Path, make_anthropic
 
 
 def test_an_invalid_suite_exits_2_with_located_messages_and_no_run_dir(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
-    root = make_suite(tmp_path, 4)
+    root = make_suite(4)
     lines = (root / "cases.jsonl").read_text().splitlines()
     lines[1] = json.dumps({"id": "c001", "input": "x", "expected": "odd", "grader": "fuzzy"})
     lines[2] = '{"id": "c002", "input": '
@@ -543,8 +530,10 @@ def test_an_invalid_suite_exits_2_with_located_messages_and_no_run_dir(
     assert server.requests == []
 
 
-def test_an_unknown_system_exits_2_and_leaves_no_run_dir(tmp_path: Path, make_anthropic_server: Any) -> None:
-    root = make_suite(tmp_path, 4)
+def test_an_unknown_system_exits_2_and_leaves_no_run_dir(
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    root = make_suite(4)
     server = make_anthropic_server(responder=parity_responder)
     runs = tmp_path / "runs"
     where = ["--cache-dir", str(tmp_path / "cache"), "--runs-dir", str(runs)]
@@ -556,10 +545,10 @@ def test_an_unknown_system_exits_2_and_leaves_no_run_dir(tmp_path: Path, make_an
 
 
 def test_errors_are_summarised_by_kind_with_their_fix_and_cost_nothing(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     """A replay run whose cache lacks two of four cases: the summary says why, how to rerun, and prices no call."""
-    server, env, _, _ = finished_run(tmp_path, make_anthropic_server, 4)
+    server, env, _, _ = finished_run(tmp_path, make_suite, make_anthropic_server, 4)
     cache = tmp_path / "cache"
     for entry in sorted(cache.glob("*/*.json")):
         if json.loads(entry.read_text())["meta"]["case_id"] in (case_id(1), case_id(3)):
@@ -585,10 +574,10 @@ def test_errors_are_summarised_by_kind_with_their_fix_and_cost_nothing(
 
 
 def test_the_api_key_never_reaches_the_cache_the_run_dir_or_the_output(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     n = 10
-    root = make_suite(tmp_path, n)
+    root = make_suite(n)
     # only the secret key is accepted, so answered requests prove it was sent; with no retries the first
     # three requests' faults make their cases errors, whose messages are journalled (the 429 is waited out)
     server = make_anthropic_server(
@@ -628,11 +617,14 @@ def test_the_api_key_never_reaches_the_cache_the_run_dir_or_the_output(
 
 
 def test_a_rerun_is_all_cache_hits_with_equal_results_model_version_and_cost(
-    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+    make_suite: Callable[..., Path],
+    tmp_path: Path,
+    make_anthropic_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("EVALKIT_PRICES", raising=False)
     n = 20
-    suite = load_suite(make_suite(tmp_path, n))
+    suite = load_suite(make_suite(n))
     system = load_system("claude", suite)
     server = make_anthropic_server(responder=parity_responder, models=RESOLVED)
     client = Client(base_url=server.base_url, api_key=KEY)
@@ -668,7 +660,7 @@ def test_a_rerun_is_all_cache_hits_with_equal_results_model_version_and_cost(
     assert sorted(a["case_status"].unique()) == ["fail", "pass"]
 
     # a model the price table does not know: the cost is unknown (None), never zero
-    odd = load_suite(make_suite(tmp_path, 4, model="claude-experimental-0", name="unpriced"))
+    odd = load_suite(make_suite(4, model="claude-experimental-0", name="unpriced"))
     opts = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False)
     unknown = Runner(odd, load_system("claude", odd), opts, client=client).run()
     client.close()
@@ -711,12 +703,14 @@ def test_an_auth_failure_stops_the_run_with_the_fix(tmp_path: Path, make_anthrop
     assert len(server.requests_to("/v1/messages")) < len(suite.cases) // 2
 
 
-def test_an_auth_failure_midway_keeps_the_run_to_resume(tmp_path: Path, make_anthropic_server: Any) -> None:
+def test_an_auth_failure_midway_keeps_the_run_to_resume(
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
+) -> None:
     """Once some cases are done, a refused key stops the run with the resume command, the key not written."""
     from evalkit.errors import EvalkitError
 
     server = make_anthropic_server(responder=parity_responder, api_key="the-right-key")
-    root = make_suite(tmp_path, 6)
+    root = make_suite(6)
     suite = load_suite(root)
     opts = RunOptions(progress=False, cache_dir=tmp_path / "cache", out_root=tmp_path / "runs", concurrency=1)
     good = Client(base_url=server.base_url, api_key="the-right-key", max_retries=0)
@@ -735,11 +729,11 @@ def test_an_auth_failure_midway_keeps_the_run_to_resume(tmp_path: Path, make_ant
 
 
 def test_a_run_that_cannot_connect_stops_with_the_fix_and_resumes(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     import socket
 
-    root = make_suite(tmp_path, 40)
+    root = make_suite(40)
     with socket.socket() as probe:  # a port with nothing listening on it
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
@@ -763,7 +757,10 @@ def test_a_run_that_cannot_connect_stops_with_the_fix_and_resumes(
 
 
 def test_a_cache_entry_that_cannot_be_written_keeps_the_calls_cost_in_one_process_as_in_workers(
-    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+    make_suite: Callable[..., Path],
+    tmp_path: Path,
+    make_anthropic_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The call was made and paid for: its error result records what it cost, whichever way the run ran."""
     from evalkit.cache import ResponseCache
@@ -782,7 +779,7 @@ def test_a_cache_entry_that_cannot_be_written_keeps_the_calls_cost_in_one_proces
         real(self, key, endpoint, request, *a, **kw)
 
     monkeypatch.setattr(ResponseCache, "put", full_for_c001)
-    suite = load_suite(make_suite(tmp_path, 4))
+    suite = load_suite(make_suite(4))
     opts = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, processes=1)
     outcome = Runner(suite, load_system("claude", suite), opts).run()
     (error,) = [r for r in outcome.results if r.status == "error"]
@@ -791,20 +788,18 @@ def test_a_cache_entry_that_cannot_be_written_keeps_the_calls_cost_in_one_proces
     assert outcome.totals.spent_usd == pytest.approx(sum(r.cost_usd or 0 for r in outcome.results))
 
 
-def test_a_negative_max_retries_is_a_usage_error(tmp_path: Path) -> None:
-    proc = evalkit(
-        "run", str(make_suite(tmp_path, 2)), "--max-retries", "-1", env=dict(os.environ), cwd=tmp_path
-    )
+def test_a_negative_max_retries_is_a_usage_error(make_suite: Callable[..., Path], tmp_path: Path) -> None:
+    proc = evalkit("run", str(make_suite(2)), "--max-retries", "-1", env=dict(os.environ), cwd=tmp_path)
     assert proc.returncode == 2 and "--max-retries: must be 0 or more" in proc.stderr
     assert not (tmp_path / "runs").exists()
 
 
 def test_ctrl_c_with_worker_processes_journals_the_calls_in_flight(
-    tmp_path: Path, make_anthropic_server: Any
+    make_suite: Callable[..., Path], tmp_path: Path, make_anthropic_server: Any
 ) -> None:
     """Ctrl-C reaches every process of the run: the calls in flight finish and are journalled, so every response
     in the cache has its result, and the resume pays for the rest without counting any of them as a cache hit."""
-    root = make_suite(tmp_path, 200)
+    root = make_suite(200)
     server = make_anthropic_server(responder=parity_responder, latency=0.3)
     env = cli_env(server)
     out = tmp_path / "runs" / "r1"

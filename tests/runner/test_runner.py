@@ -76,6 +76,8 @@ def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> Non
     assert by_status == {"pass": 17, "fail": 2, "error": 1}
     err = rows.filter(pl.col("case_id") == "c013").row(0, named=True)
     assert err["status"] == "error" and err["passed"] is None and "ValueError: unlucky" in err["error"]
+    assert err["error_kind"] == err["case_error_kind"] == "system_exception"
+    assert rows.filter(pl.col("case_id") != "c013")["error_kind"].null_count() == rows.height - 1
     assert (outcome.run_dir / "results.jsonl").read_text().count("\n") == 20
     import gc
 
@@ -152,7 +154,7 @@ def test_judge_checks_without_a_judge_are_not_judged_and_not_scored(tmp_path: Pa
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
     _, rows = load_run(outcome.run_dir)
     judged = rows.filter(pl.col("check_kind") == "judge")
-    assert judged["status"].unique().to_list() == ["skipped"]
+    assert judged["status"].unique().to_list() == ["not_judged"]
     assert judged["skipped_reason"].str.starts_with("not judged").all()
     # a case whose cheap checks pass but whose judge did not run has no verdict yet
     assert set(rows["case_status"].unique().to_list()) == {"not_scored"}
