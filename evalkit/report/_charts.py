@@ -1,6 +1,6 @@
 """Altair chart builders shared by the HTML report and the notebooks.
 
-Each takes a polars frame as the statistics in :mod:`evalkit.stats._stats` return it and gives back a declarative
+Each takes a polars frame as the statistics in :mod:`evalkit.stats` return it and gives back a declarative
 chart; nothing here computes a statistic. Intervals are drawn as bars around a point, so a difference
 that sits inside the noise looks like one.
 """

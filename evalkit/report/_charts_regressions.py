@@ -103,7 +103,7 @@ def mde_curve(plans: Mapping[str, PowerPlan], *, sizes: Sequence[int] | None = N
         plan, n, mde (from ``minimum_detectable_effect`` at the plan's repeats, alpha and power), current
         (True on each plan's own n).
     """
-    from evalkit.stats._stats import minimum_detectable_effect
+    from evalkit.stats import minimum_detectable_effect
 
     grid = sorted({round(10 * 200 ** (i / 40)) for i in range(41)} if sizes is None else set(sizes))
     rows = []
@@ -111,7 +111,9 @@ def mde_curve(plans: Mapping[str, PowerPlan], *, sizes: Sequence[int] | None = N
         if p.omega2 != p.omega2:  # too few scored cases to measure the variance: nothing to draw
             continue
         for n in sorted(set(grid) | ({p.n} if sizes is None else set())):
-            mde = minimum_detectable_effect(n, p.omega2, p.s2_a, p.s2_b, p.k_a, p.k_b, p.alpha, p.power)
+            mde = minimum_detectable_effect(
+                n, p.omega2, s2_a=p.s2_a, s2_b=p.s2_b, k_a=p.k_a, k_b=p.k_b, alpha=p.alpha, power=p.power
+            )
             rows.append({"plan": label, "n": n, "mde": mde, "current": n == p.n})
     schema = {"plan": pl.String, "n": pl.Int64, "mde": pl.Float64, "current": pl.Boolean}
     return pl.DataFrame(rows, schema=schema)

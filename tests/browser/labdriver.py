@@ -26,7 +26,9 @@ class Lab:
     token: str
 
     def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{name}?token={self.token}"
+        # reset: the lab's saved workspace would reopen every notebook an earlier test opened, and one of them
+        # could be the current tab
+        return f"{self.url}/lab/tree/{name}?reset&token={self.token}"
 
 
 CHROMIUM = os.environ.get("EVALKIT_CHROMIUM", "/usr/bin/chromium")
@@ -114,18 +116,31 @@ KERNEL_STATUS = """() => {
 def open_notebook(page: Any, lab: Lab, name: str, timeout_s: float = 120) -> None:
     """Open a notebook and wait until its kernel is idle."""
     page.goto(lab.notebook_url(name))
-    page.wait_for_function(f"({KERNEL_STATUS})() === 'idle'", timeout=timeout_s * 1000)
+    opened = f"""() => {{
+      const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+      return !!(w && w.context && w.context.path === {name!r} && ({KERNEL_STATUS})() === 'idle');
+    }}"""
+    page.wait_for_function(opened, timeout=timeout_s * 1000)
 
 
 def run_all(page: Any, timeout_s: float = 300) -> None:
-    """Run every cell and wait until the kernel has finished them all."""
+    """Run every cell and wait until the kernel has finished them all, or one has raised (run-all stops there)."""
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    # busy first, then idle with no cell still queued ("[*]")
+    # read from the notebook's model: JupyterLab draws only the cells in view, so the page lacks the others
     page.wait_for_function(
         f"""() => {{
-          const status = ({KERNEL_STATUS})();
-          const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent);
-          return status === 'idle' && prompts.length > 0 && prompts.every(t => !t.includes('*') && /\\d/.test(t) || t.trim() === '');
+          if (({KERNEL_STATUS})() !== 'idle') return false;
+          const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+          let ran = true;
+          for (let i = 0; i < cells.length; i++) {{
+            const cell = cells.get(i);
+            if (cell.type !== 'code') continue;
+            for (let j = 0; j < cell.outputs.length; j++) {{
+              if (cell.outputs.get(j).toJSON().output_type === 'error') return true;
+            }}
+            if (cell.executionCount === null) ran = false;
+          }}
+          return ran;
         }}""",
         timeout=timeout_s * 1000,
     )
