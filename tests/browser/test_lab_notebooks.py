@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -44,3 +45,36 @@ def test_clicking_a_slice_lists_its_failing_cases(page: Any, workspace: Lab) -> 
     assert ": " in heading.first.inner_text()
     screenshot(page, "02_slice_clicked")
     assert cell_count(page) > 0
+
+
+def test_labeller_keys_record_labels_and_leave_the_notebook_alone(page: Any, workspace: Lab) -> None:
+    open_notebook(page, workspace, "notebooks/03_calibrate_judge.ipynb")
+    run_all(page)
+    assert error_outputs(page) == []
+    labels = workspace.root / "runs" / "notebooks" / "labels-me.jsonl"
+    before = labels.read_text().splitlines() if labels.exists() else []
+    cells = cell_count(page)
+    types_before = _cell_types(page)
+    widget = page.locator(".ek-labeller").first
+    widget.scroll_into_view_if_needed()
+    widget.locator(".ek-head").click()  # focus the widget, as a person clicks it before typing
+    # p and f label; a, b and m are notebook shortcuts (insert above, below, to Markdown) that must not fire
+    for key in ["p", "a", "b", "m", "f", "1"]:
+        page.keyboard.press(key)
+    page.wait_for_timeout(1500)
+    after = labels.read_text().splitlines()
+    assert len(after) >= len(before) + 2, (before, after)
+    verdicts = [json.loads(line) for line in after]
+    assert {True, False} <= {v["passed"] for v in verdicts}
+    assert cell_count(page) == cells
+    assert _cell_types(page) == types_before  # no cell turned into Markdown (m) or inserted (a, b)
+    screenshot(page, "03_labeller_keys")
+
+
+def _cell_types(page: Any) -> list[str]:
+    return list(
+        page.evaluate(
+            "(() => { const c = window.jupyterapp.shell.currentWidget.content.model.cells;"
+            " return [...Array(c.length).keys()].map(i => c.get(i).type); })()"
+        )
+    )
