@@ -10,7 +10,9 @@ import pytest
 from labdriver import CHROMIUM, CHROMIUM_ARGS, Lab, start_lab
 
 
-@pytest.fixture(scope="session")
+# module scope: Playwright's sync API keeps an event loop running in this thread until it stops, which
+# would break the later tests that run one of their own (asyncio.run)
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """`jupyter lab` on a free loopback port with a random token and its own config, runtime and workspaces."""
     if not Path(CHROMIUM).exists():
@@ -22,7 +24,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
