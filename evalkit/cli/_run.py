@@ -151,7 +151,7 @@ def _preload_sdk(args: argparse.Namespace) -> None:
 
 
 class _Prefetch:
-    """Given each result as it is recorded: the first starts importing what the summary needs (scipy among it),
+    """Given each result as it is recorded: the first starts importing what the summary needs (the report),
     which the run's calls leave time for. Joined before another run starts, which may fork."""
 
     def __init__(self) -> None:
@@ -166,9 +166,6 @@ class _Prefetch:
     def _load() -> None:
         with contextlib.suppress(Exception):  # what fails to import fails again where it is used
             import evalkit.report  # noqa: F401
-            import evalkit.stats._dist as dist
-
-            dist._special()
 
     def join(self) -> None:
         if self._thread is not None:
