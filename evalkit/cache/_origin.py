@@ -7,6 +7,7 @@ the real API's.
 
 from __future__ import annotations
 
+import functools
 import os
 from urllib.parse import urlsplit, urlunsplit
 
@@ -15,6 +16,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@functools.lru_cache(maxsize=64)  # every cache key asks, for one or two URLs a run
 def _normalise(url: str) -> str:
     """``url`` without credentials, query or fragment, lower-case scheme and host, default port and trailing
     slash dropped: spellings of one server give one string."""

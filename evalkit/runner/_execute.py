@@ -19,13 +19,24 @@ from evalkit.systems import ClaudeSystem, PythonSystem
 Writes = list[Callable[[], None]]
 
 
+class NotCached(Exception):
+    """A cache-only execution met a request the response cache cannot answer: nothing was called or recorded."""
+
+
 def execute_case(
-    ctx: RunContext, case: Case, repeat: int, run_id: str, *, writes: Writes | None = None
+    ctx: RunContext,
+    case: Case,
+    repeat: int,
+    run_id: str,
+    *,
+    writes: Writes | None = None,
+    cache_only: bool = False,
 ) -> CaseResult:
     """One (case, repeat): the system's output, graded.
 
     With `writes`, the new response's cache entry is not written but appended there as a callable, for the
-    caller to write before it hands the result on."""
+    caller to write before it hands the result on. With `cache_only`, a Claude system's request that the cache
+    cannot answer raises NotCached instead of being sent."""
     base: dict[str, Any] = {
         "run_id": run_id,
         "suite": ctx.suite.name,
@@ -47,7 +58,7 @@ def execute_case(
             hashed = _json_output_hash(output, ctx.system.name)
             output = _as_recorded(output)
         else:
-            output, call, hit = call_claude(ctx, ctx.system, case, repeat, pending)
+            output, call, hit = call_claude(ctx, ctx.system, case, repeat, pending, cache_only=cache_only)
             base.update(
                 system_model_version=call.model,
                 request_id=call.request_id,
@@ -59,6 +70,8 @@ def execute_case(
                 latency_s=call.latency_s,
                 cache_hit=hit,
             )
+    except NotCached:
+        raise
     # no output (a system's sys.exit too): an error, never a pass or a fail
     except (Exception, SystemExit) as exc:
         return CaseResult(status="error", **_errored(case, exc), **base)
@@ -100,9 +113,16 @@ def _run_python(ctx: RunContext, system: PythonSystem, case: Case, repeat: int) 
 
 
 def call_claude(
-    ctx: RunContext, system: ClaudeSystem, case: Case, repeat: int, writes: Writes | None = None
+    ctx: RunContext,
+    system: ClaudeSystem,
+    case: Case,
+    repeat: int,
+    writes: Writes | None = None,
+    *,
+    cache_only: bool = False,
 ) -> tuple[Any, Any, bool]:
-    """(output, call result, whether it was a cache hit) for one Claude request, from the cache or the API."""
+    """(output, call result, whether it was a cache hit) for one Claude request, from the cache or the API
+    (never the API with `cache_only`: NotCached)."""
     from evalkit.client import CallResult  # the SDK loads only for a run that calls Claude
 
     request = system.build_request(case.input)
@@ -113,6 +133,8 @@ def call_claude(
             entry, requested_model=system.model, structured=system.output_schema is not None
         )
         return system.parse_output(result.text, result.json), result, not ctx.cache.paid_for(entry)
+    if cache_only:
+        raise NotCached(key)
     result = ctx.client.create(request)
     meta = result.cache_meta(case_id=case.id)
 

@@ -161,7 +161,14 @@ class Runner:
                 record_from_workers(work.workers, recorder)
             else:
                 threads = min(self.options.concurrency, _WARM_THREADS) if self._warm else None
-                run_in_threads(self.context, todo, start.manifest.run_id, recorder, threads=threads)
+                run_in_threads(
+                    self.context,
+                    todo,
+                    start.manifest.run_id,
+                    recorder,
+                    threads=threads,
+                    cached_inline=self._warm,
+                )
         except KeyboardInterrupt:
             work.ending = "interrupted"
         except StopRun as exc:
@@ -197,14 +204,13 @@ class Runner:
         from evalkit.client import wait_for_preload
 
         wait_for_preload()  # an import in another thread must not be half done in the copies
-        self._warm = False
+        self._warm = self._calls_claude() and not self._will_call(todo)
+        if self._warm:
+            return None  # the cache has the answers: reading them is quicker here than in forked copies
         processes = self.context.processes()
         if processes <= 1 or len(todo) <= self.options.concurrency:
             return None
         if self._calls_claude():
-            if not self._will_call(todo):
-                self._warm = True
-                return None  # the cache has the answers: reading them is quicker here than in forked copies
             from evalkit.client import warm_up
 
             warm_up()  # once here, not once in every worker as its first wave of cases waits

@@ -1,7 +1,9 @@
 """Cases run in a thread pool of this process, `concurrency` at a time.
 
 A thread pool rather than an event loop, so the same code runs from a terminal, from CI and from a notebook whose
-kernel already owns an event loop.
+kernel already owns an event loop. A warm rerun answers each case from the cache in the calling thread and sends
+only what the cache cannot answer to the pool: threads that contend for the interpreter lock over cached answers
+made a warm rerun of 1,000 cases about 0.2 s slower than one thread.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from evalkit.results import CaseResult
 from evalkit.runner._context import RunContext
-from evalkit.runner._execute import execute_case
+from evalkit.runner._execute import NotCached, execute_case
 from evalkit.runner._record import Recorder
 from evalkit.runner._stops import StopRun, cache_write_error
 from evalkit.suite import Case
@@ -44,16 +46,30 @@ def run_in_threads(
     recorder: Recorder,
     *,
     threads: int | None = None,
+    cached_inline: bool = False,
 ) -> None:
     """Run and record every (case, repeat) of `todo`, in `threads` threads (default: the run's concurrency); on an
-    interrupt, the calls in flight are recorded first."""
+    interrupt, the calls in flight are recorded first. With `cached_inline`, a case the response cache answers
+    runs in this thread, and only the others go to the threads."""
     workers = max(1, threads or ctx.options.concurrency)
     execute = _Halting(ctx, run_id)
     pending: set[Future[CaseResult | None]] = set()
-    # submit lazily (at most 2 x workers queued) so a 10,000-case run never holds 10,000 futures
+    # submit lazily (at most 2 x workers queued) so a 10,000-case run never holds 10,000 futures; the pool
+    # starts its threads only as cases are submitted
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalkit") as pool:
         try:
             for case, repeat in todo:
+                if cached_inline:
+                    try:
+                        recorder.record(execute_case(ctx, case, repeat, run_id, cache_only=True))
+                    except NotCached:
+                        pass  # called by the pool, below
+                    else:
+                        if pending:
+                            finished = {f for f in pending if f.done()}
+                            pending -= finished
+                            _record(finished, recorder)
+                        continue
                 pending.add(pool.submit(execute, case, repeat))
                 if len(pending) >= 2 * workers:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
