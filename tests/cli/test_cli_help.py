@@ -92,3 +92,28 @@ def test_the_processes_help_says_what_the_runner_does(
     assert processes_for(31) == 1  # below 32 in flight: one process
     assert processes_for(32) == 2  # one per 16
     assert processes_for(160) == 3  # at most the cores + 1, not the cores
+
+
+def test_a_command_parses_with_a_parser_of_only_itself_that_has_the_same_options() -> None:
+    from evalkit.cli._main import COMMANDS, command_name
+
+    whole = {name: sub for name, sub in ALL}
+    for module in COMMANDS:
+        name = command_name(module)
+        alone = dict(parsers(build_parser(name)))
+        assert set(alone) == {"evalkit"} | {
+            n for n in whole if n == f"evalkit {name}" or n.startswith(f"evalkit {name} ")
+        }
+        for sub, parser in alone.items():
+            if sub != "evalkit":
+                assert parser.format_help() == whole[sub].format_help(), sub
+
+
+def test_an_unknown_command_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from evalkit.cli._main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["rnu"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'rnu'" in err and "'run'" in err and "'probe'" in err
