@@ -306,8 +306,8 @@ def _flipped_section(report: Report, c: Comparison, limit: int) -> str:
         if d is None:
             if ref.kind != "baseline":
                 return ""
-            if ref.outputs_note is not None:
-                return f"<i>outputs are not stored in baseline.json</i><p>{_e(ref.outputs_note)}</p>"
+            if ref.outputs_note is not None:  # said once, above the table
+                return "<i>outputs are not stored in baseline.json (see above)</i>"
             return "<i>baseline.json stores no output for this case</i>"
         text = _e(_clip(_show_output(d["output"])))
         bits = [f"<pre>{text}</pre>"]
@@ -355,6 +355,8 @@ def _flipped_section(report: Report, c: Comparison, limit: int) -> str:
         )
     count = f"<p>{total} flipped ({c.paired.only_a} pass→fail, {c.paired.only_b} fail→pass)"
     count += f"; showing the first {limit}, regressions first.</p>" if total > limit else ".</p>"
+    if ref.outputs_note is not None:
+        count += f'<p class="warn">{_e(ref.outputs_note)}</p>'
     table = _table(["case", "direction", "input", "baseline output and grader detail", "this run"], rows)
     return f"<h2>Flipped cases</h2>{count}{table}"
 
