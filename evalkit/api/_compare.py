@@ -21,6 +21,8 @@ class RunComparison:
     comparison: Comparison
     info: RunInfo | None = None
     """Run B's identity (its setup), for `changes`."""
+    rows: pl.DataFrame | None = None
+    """Run B's check rows, for `flipped_outputs`."""
 
     @property
     def run_a(self) -> str:
@@ -53,6 +55,39 @@ class RunComparison:
     def flipped(self) -> pl.DataFrame:
         """The cases whose verdict changed: case_id, slice, direction (pass->fail or fail->pass), both means."""
         return self.comparison.paired.flipped
+
+    def flipped_outputs(self) -> pl.DataFrame:
+        """The flipped cases with what each side said, from each side's first repeat.
+
+        Returns
+        -------
+        polars.DataFrame
+            The columns of `flipped` and, for A (the reference) and B: status_a/_b, output_a/_b (JSON text,
+            as in `Run.checks`), error_a/_b, and output_clipped_a (True when a baseline.json cut A's output to
+            its cap). A's columns are null when A is a baseline.json that stores no outputs;
+            `outputs_note` says why.
+        """
+        import polars as pl
+
+        flipped = self.flipped()
+        ref = self.comparison.reference
+        b = _first_repeat(self.rows, "_b") if self.rows is not None else None
+        a = _first_repeat(ref.output_rows, "_a") if ref.output_rows is not None else None
+        out = flipped
+        for side, suffix in ((a, "_a"), (b, "_b")):
+            if side is None:
+                side = pl.DataFrame(
+                    schema={"case_id": pl.String}
+                    | {f"{c}{suffix}": pl.String for c in ("status", "output", "error")}
+                    | {f"output_clipped{suffix}": pl.Boolean}
+                )
+            out = out.join(side, on="case_id", how="left")
+        return out.drop("output_clipped_b")
+
+    @property
+    def outputs_note(self) -> str | None:
+        """Why the reference side has no outputs (a baseline.json that stores none), or None."""
+        return self.comparison.reference.outputs_note
 
     def slices(self) -> pl.DataFrame:
         """The paired change per slice: n, both rates, diff with interval, flips, McNemar p."""
@@ -96,5 +131,23 @@ def compare(run: Run, other: Run | str | Path) -> RunComparison:
     from evalkit.baseline import run_info
     from evalkit.report import compare as compare_verdicts
 
-    info = run_info(run.manifest, run.checks())
-    return RunComparison(compare_verdicts(info, run.verdicts(), reference_of(other)), info)
+    rows = run.checks()
+    info = run_info(run.manifest, rows)
+    return RunComparison(compare_verdicts(info, run.verdicts(), reference_of(other)), info, rows)
+
+
+def _first_repeat(rows: pl.DataFrame, suffix: str) -> pl.DataFrame:
+    """One row per case: its first repeat's status, output, error and clip flag, the columns suffixed."""
+    import polars as pl
+
+    clipped = pl.col("output_clipped") if "output_clipped" in rows.columns else pl.lit(False)
+    return (
+        rows.filter(pl.col("repeat") == pl.col("repeat").min().over("case_id"))
+        .group_by("case_id", maintain_order=True)
+        .agg(
+            pl.col("case_status").first().alias(f"status{suffix}"),
+            pl.col("output").first().alias(f"output{suffix}"),
+            pl.col("case_error").first().alias(f"error{suffix}"),
+            clipped.first().fill_null(False).alias(f"output_clipped{suffix}"),
+        )
+    )

@@ -24,10 +24,20 @@ from evalkit.baseline._file import (
 )
 from evalkit.baseline._hashes import case_hashes, suite_case_hashes
 from evalkit.baseline._info import VERDICT_COLUMNS, RunInfo, majority_verdicts, max_repeats, run_info
+from evalkit.baseline._outputs import (
+    OUTPUT_CAP,
+    TEXT_CAP,
+    StoredCheck,
+    StoredOutput,
+    output_rows,
+    stored_outputs,
+)
 from evalkit.baseline._reference import Reference, baseline_info, load_reference
 
 __all__ = [
     "BASELINE_NAME",
+    "OUTPUT_CAP",
+    "TEXT_CAP",
     "VERDICT_COLUMNS",
     "Accepted",
     "Baseline",
@@ -35,6 +45,8 @@ __all__ = [
     "Comparison",
     "Reference",
     "RunInfo",
+    "StoredCheck",
+    "StoredOutput",
     "accept",
     "baseline_info",
     "build_baseline",
@@ -48,11 +60,13 @@ __all__ = [
     "max_repeats",
     "model_drift",
     "moved_slices",
+    "output_rows",
     "run_changes",
     "run_info",
     "run_score",
     "same_suite",
     "slice_deltas",
+    "stored_outputs",
     "suite_case_hashes",
     "version_warning",
 ]

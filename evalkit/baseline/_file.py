@@ -2,8 +2,9 @@
 
 ``goldens/<suite>/baseline.json`` is written only by ``evalkit baseline accept``. It holds the score, the
 suite name and version it was scored against, one majority verdict per case, the system and judge models with
-their resolved versions, and the run id and date. A comparison needs nothing else: the paired statistics work
-on per-case verdicts, so a baseline stays small enough to review in a pull request.
+their resolved versions, and the run id and date. The paired statistics need nothing else. Since format 2 it
+also keeps each case's first-repeat output and check details, clipped (``outputs``, one line per case), so a
+flipped case shows what the baseline said; ``--no-outputs`` leaves them out.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from evalkit._fs import atomic_write_text
 from evalkit._version import __version__
 from evalkit.baseline._hashes import suite_case_hashes
 from evalkit.baseline._info import majority_verdicts, max_repeats, run_info
+from evalkit.baseline._outputs import StoredOutput, dump_output, stored_outputs
 from evalkit.errors import EvalkitError
 from evalkit.results import CaseStatus, Manifest, load_run, now_iso
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
 BASELINE_FORMAT: Final = "evalkit-baseline"
 BASELINE_NAME = "baseline.json"
+FORMAT_VERSION: Final = 2
+"""1: verdicts only; 2: may also hold ``outputs``."""
 
 
 class BaselineScore(BaseModel):
@@ -51,7 +55,7 @@ class Baseline(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     format: Literal["evalkit-baseline"] = BASELINE_FORMAT
-    format_version: Literal[1] = 1
+    format_version: Literal[1, 2] = FORMAT_VERSION
     suite: str
     suite_version: str
     score: BaselineScore
@@ -66,6 +70,9 @@ class Baseline(BaseModel):
     case_hashes: dict[str, str] | None = None
     """Per-case content hashes, so a gate across suite versions can compare the cases that did not change.
     Absent from baselines written before they were recorded (and when the suite had changed since the run)."""
+    outputs: dict[str, StoredOutput] | None = None
+    """Per case, the first repeat's output and check details, clipped (format 2). None in a format-1 file
+    and in one accepted with ``outputs=False``."""
 
 
 def _clean(x: Any) -> float | None:
@@ -94,8 +101,21 @@ def run_score(verdicts: pl.DataFrame) -> BaselineScore:
     )
 
 
-def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
-    """The baseline a run would become if accepted."""
+def build_baseline(manifest: Manifest, rows: pl.DataFrame, *, outputs: bool = True) -> Baseline:
+    """The baseline a run would become if accepted.
+
+    Parameters
+    ----------
+    manifest, rows:
+        The run.
+    outputs:
+        Keep each case's first-repeat output and check details (clipped), so a flipped case shows its
+        baseline side.
+
+    Returns
+    -------
+    Baseline
+    """
     if rows.is_empty():
         raise EvalkitError(f"run {manifest.run_id} has no results; nothing to accept")
     verdicts = case_verdicts(rows)
@@ -128,6 +148,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame) -> Baseline:
         git_commit=manifest.git_commit,
         cases=dict(zip(majority["case_id"].to_list(), majority["status"].to_list(), strict=True)),
         case_hashes=suite_case_hashes(manifest.suite_path, manifest.suite_version),
+        outputs=stored_outputs(rows) if outputs else None,
     )
 
 
@@ -145,14 +166,25 @@ def default_baseline_path(manifest: Manifest) -> Path:
 
 
 def dump_baseline(baseline: Baseline) -> str:
-    """Stable, reviewable JSON: sorted case ids, one per line, so a pull request diff shows each change."""
-    data = baseline.model_dump(mode="json")
+    """Stable, reviewable JSON: sorted case ids, one per line, so a pull request diff shows each change.
+
+    Each case's stored output is one line of sorted keys, so a changed output is a one-line diff.
+    """
+    data = baseline.model_dump(mode="json", exclude={"outputs"})
     data["cases"] = dict(sorted(data["cases"].items()))
     if data.get("case_hashes") is None:
         data.pop("case_hashes", None)  # an older baseline's file stays byte for byte what it was
     else:
         data["case_hashes"] = dict(sorted(data["case_hashes"].items()))
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if baseline.outputs is None:
+        return text + "\n"
+    lines = [
+        f"    {json.dumps(case_id, ensure_ascii=False)}: {dump_output(baseline.outputs[case_id])}"
+        for case_id in sorted(baseline.outputs)
+    ]
+    body = "{\n" + ",\n".join(lines) + "\n  }" if lines else "{}"
+    return f'{text.removesuffix("}").rstrip()},\n  "outputs": {body}\n}}\n'
 
 
 def load_baseline(path: str | Path) -> Baseline:
@@ -174,11 +206,35 @@ def load_baseline(path: str | Path) -> Baseline:
             "write one with `evalkit baseline accept RUN`"
         )
     try:
-        return Baseline.model_validate(data)
+        baseline = Baseline.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        loc = [str(p) for p in first["loc"]]
+        if len(loc) >= 2 and loc[0] == "outputs" and isinstance(data.get("outputs"), dict):
+            raise EvalkitError(_output_problem(path, text, loc[1], loc[2:], first["msg"])) from None
+        where = ".".join(loc)
         raise EvalkitError(f"{path}: invalid baseline: {where}: {first['msg']}") from None
+    strays = sorted(set(baseline.outputs or ()) - set(baseline.cases))
+    if strays:
+        raise EvalkitError(
+            _output_problem(
+                path, text, strays[0], [], "outputs are stored for a case with no verdict in cases"
+            )
+        )
+    return baseline
+
+
+def _output_problem(path: Path, text: str, case_id: str, where: list[str], msg: str) -> str:
+    """A problem in one case's stored output, located: file:line, case id, field, and what to do."""
+    key = f"    {json.dumps(case_id, ensure_ascii=False)}: {{"
+    start = text.find('\n  "outputs": {')
+    at = text.find("\n" + key, max(start, 0)) if start >= 0 else -1
+    line = f":{text.count(chr(10), 0, at) + 2}" if at >= 0 else ""
+    field = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in where).lstrip(".") or "(the entry)"
+    return (
+        f"{path}{line}: invalid baseline: case {case_id!r}, outputs field {field}: {msg}. Fix the field, or "
+        "write the file again with `evalkit baseline accept RUN --force` (or `--no-outputs` to store none)"
+    )
 
 
 @dataclass(frozen=True)
@@ -191,11 +247,29 @@ class Accepted:
     unchanged: bool = False
 
 
-def accept(run: str | Path, to: str | Path | None = None, force: bool = False) -> Accepted:
+def accept(
+    run: str | Path, to: str | Path | None = None, force: bool = False, *, outputs: bool = True
+) -> Accepted:
     """Write a finished run's baseline.json atomically.
 
     Refuses an unfinished run, and an existing baseline from another run unless ``force``: a baseline
-    moves the bar every later gate is held to, so replacing it must be deliberate.
+    moves the bar every later gate is held to, so replacing it must be deliberate. Accepting the run a
+    baseline already holds writes only when it adds (or, with ``outputs=False``, drops) the stored outputs.
+
+    Parameters
+    ----------
+    run:
+        The finished run directory.
+    to:
+        Where to write (default: baseline.json in the run's suite folder).
+    force:
+        Replace a baseline that comes from another run.
+    outputs:
+        Store each case's first-repeat output and check details (clipped); False keeps verdicts only.
+
+    Returns
+    -------
+    Accepted
     """
     manifest, rows = load_run(run)
     if manifest.status != "complete":
@@ -203,7 +277,7 @@ def accept(run: str | Path, to: str | Path | None = None, force: bool = False) -
             f"run {manifest.run_id} is {manifest.status}, not complete; finish it with "
             f"`evalkit run --resume {run}` before accepting it"
         )
-    baseline = build_baseline(manifest, rows)
+    baseline = build_baseline(manifest, rows, outputs=outputs)
     path = Path(to) if to is not None else default_baseline_path(manifest)
     if path.is_dir() or str(to or "").endswith(("/", os.sep)):
         path = path / BASELINE_NAME
@@ -217,7 +291,9 @@ def accept(run: str | Path, to: str | Path | None = None, force: bool = False) -
                     f"{path} exists and is not a readable baseline; move it away or pass --force"
                 ) from None
         if replaced is not None and replaced.run_id == baseline.run_id:
-            return Accepted(path, replaced, replaced, unchanged=True)
+            if (replaced.outputs is None) == (baseline.outputs is None):
+                return Accepted(path, replaced, replaced, unchanged=True)
+            force = True  # the same run again, to add or drop its outputs: the bar does not move
         if not force:
             old = replaced.score.rate if replaced else None
             raise EvalkitError(

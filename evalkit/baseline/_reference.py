@@ -11,6 +11,7 @@ import polars as pl
 from evalkit.baseline._file import BASELINE_NAME, Baseline, load_baseline
 from evalkit.baseline._hashes import suite_case_hashes
 from evalkit.baseline._info import VERDICT_COLUMNS, RunInfo, run_info
+from evalkit.baseline._outputs import output_rows
 from evalkit.errors import EvalkitError
 from evalkit.results import Manifest, load_run
 from evalkit.stats import case_verdicts
@@ -28,6 +29,14 @@ class Reference:
     manifest: Manifest | None = None
     case_hashes: dict[str, str] | None = None
     """Per-case content hashes of the reference's suite version, when known."""
+    output_rows: pl.DataFrame | None = None
+    """Check rows with each case's output, in a run's shape (case_id, repeat, check_index, case_status,
+    output, case_error, check_name, check_kind, check_field, status, detail, error, judge_reasoning): a run's
+    own rows, or the first repeat a baseline.json stores (with ``output_clipped`` and ``clipped`` flags).
+    None when the baseline stores no outputs; ``outputs_note`` says why. ``rows`` stays a run's full rows
+    only, since costs and latencies are read from it."""
+    outputs_note: str | None = None
+    """Why ``output_rows`` is None, and what to do about it."""
 
 
 def _baseline_verdicts(baseline: Baseline, label: str) -> pl.DataFrame:
@@ -77,10 +86,37 @@ def load_reference(path: str | Path) -> Reference:
             raise EvalkitError(f"{path}: the baseline run has no results")
         verdicts = case_verdicts(rows).select(VERDICT_COLUMNS)
         hashes = suite_case_hashes(manifest.suite_path, manifest.suite_version)
-        return Reference(path, "run", run_info(manifest, rows), verdicts, rows, manifest, hashes)
+        info = run_info(manifest, rows)
+        return Reference(path, "run", info, verdicts, rows, manifest, hashes, output_rows=rows)
     if not path.exists():
         raise EvalkitError(f"{path}: no such run directory or baseline file")
     baseline = load_baseline(path)
     info = baseline_info(baseline)
     verdicts = _baseline_verdicts(baseline, baseline.run_id)
-    return Reference(path, "baseline", info, verdicts, case_hashes=baseline.case_hashes)
+    if baseline.outputs is not None:
+        stored = output_rows(baseline.outputs)
+        return Reference(
+            path, "baseline", info, verdicts, case_hashes=baseline.case_hashes, output_rows=stored
+        )
+    return Reference(
+        path,
+        "baseline",
+        info,
+        verdicts,
+        case_hashes=baseline.case_hashes,
+        outputs_note=_no_outputs(path, baseline),
+    )
+
+
+def _no_outputs(path: Path, baseline: Baseline) -> str:
+    again = f"`evalkit baseline accept <run dir of {baseline.run_id}> --to {path}`"
+    if baseline.format_version < 2:
+        return (
+            f"{path} is a format-{baseline.format_version} baseline.json: it keeps one verdict per case, not "
+            f"outputs or check details. Re-save the baseline ({again}) to store them, or compare against a run "
+            "directory."
+        )
+    return (
+        f"{path} was saved with --no-outputs: it keeps one verdict per case, not outputs or check details. "
+        f"Re-save it without --no-outputs ({again}) to store them, or compare against a run directory."
+    )

@@ -21,10 +21,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "accept",
         help="write baseline.json from a finished run",
         description="Write baseline.json (score, suite name and version, one majority verdict per case, "
-        "system and judge models with resolved versions, run id and date) atomically, by default into the "
-        "run's suite folder. Nothing else ever writes it. An existing baseline from another run is replaced "
-        "only with --force, and the old and new scores are printed either way; accepting the same run again "
-        "changes nothing. Unfinished runs are refused.",
+        "system and judge models with resolved versions, run id and date, and each case's first-repeat output "
+        "and check details clipped to 4000 and 1000 characters) atomically, by default into the run's suite "
+        "folder. Nothing else ever writes it. An existing baseline from another run is replaced only with "
+        "--force, and the old and new scores are printed either way; accepting the same run again changes "
+        "nothing, unless it adds or drops the outputs. Unfinished runs are refused.",
     )
     a.add_argument("run", metavar="RUN", help="finished run directory (runs/<run-id>/)")
     a.add_argument(
@@ -34,7 +35,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="where to write (default: baseline.json in the suite folder named by the run's manifest)",
     )
     a.add_argument(
-        "--force", action="store_true", help="replace an existing baseline that comes from another run"
+        "--force",
+        action="store_true",
+        help="replace an existing baseline that comes from another run (default: refuse)",
+    )
+    a.add_argument(
+        "--no-outputs",
+        dest="outputs",
+        action="store_false",
+        help="keep verdicts only, no outputs or check details: a smaller file, but a flipped case then shows "
+        "only this run's side (default: store them)",
     )
 
 
@@ -47,17 +57,20 @@ def run(args: argparse.Namespace) -> int:
 def _accept(args: argparse.Namespace) -> int:
     from evalkit.baseline import accept
 
-    done = accept(args.run, to=args.to, force=args.force)
+    done = accept(args.run, to=args.to, force=args.force, outputs=args.outputs)
     b = done.baseline
     if done.unchanged:
         print(f"{done.path} already holds the baseline of run {b.run_id}; nothing written")
         return EXIT_OK
     score = "n/a" if b.score.rate is None else f"{100 * b.score.rate:.1f}%"
+    stored = "verdicts only" if b.outputs is None else f"outputs of {len(b.outputs)} cases"
     print(
         f"baseline written to {done.path}: suite {b.suite} version {b.suite_version}, run {b.run_id}, "
-        f"pass rate {score} ({b.score.passes}/{b.score.scored} scored), {len(b.cases)} cases"
+        f"pass rate {score} ({b.score.passes}/{b.score.scored} scored), {len(b.cases)} cases, {stored}"
     )
-    if done.replaced is not None:
+    if done.replaced is not None and done.replaced.run_id == b.run_id:
+        print(f"  the same run as before, now with {stored}; commit the change")
+    elif done.replaced is not None:
         old = "n/a" if done.replaced.score.rate is None else f"{100 * done.replaced.score.rate:.1f}%"
         print(f"  replaced the baseline of run {done.replaced.run_id} (pass rate {old}); commit the change")
     unscored = sum(1 for v in b.cases.values() if v == "not_scored")

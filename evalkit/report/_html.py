@@ -90,7 +90,15 @@ def _case_details(rows: pl.DataFrame | None, ids: list[str]) -> dict[str, dict[s
     for r in part.iter_rows(named=True):
         d = out.setdefault(
             r["case_id"],
-            {"output": r.get("output"), "error": r.get("case_error"), "checks": 0, "problems": []},
+            {
+                "output": r.get("output"),
+                "error": r.get("case_error"),
+                "status": r.get("case_status"),
+                # a baseline.json's stored output may be clipped; a run's rows have no such column
+                "full_chars": r.get("output_chars") if r.get("output_clipped") else None,
+                "checks": 0,
+                "problems": [],
+            },
         )
         d["checks"] += 1
         if r["status"] != "pass":
@@ -286,14 +294,33 @@ def _flipped_section(report: Report, c: Comparison, limit: int) -> str:
     ids = shown.get_column("case_id").to_list()
     inputs = case_inputs(report.manifest.suite_path, ids)
     mine = _case_details(report.rows, ids)
-    theirs = _case_details(c.reference.rows, ids)
-    repeated = report.repeats > 1 or max_repeats(c.reference.verdicts) > 1
+    ref = c.reference
+    theirs = _case_details(ref.output_rows, ids)
+    repeated = report.repeats > 1 or max_repeats(ref.verdicts) > 1
+    verdict_a = dict(
+        ref.verdicts.filter(pl.col("case_id").is_in(ids)).select("case_id", "status").iter_rows()
+    )
 
-    def side(d: dict[str, Any] | None, mean: Any) -> str:
+    def side(d: dict[str, Any] | None, mean: Any, baseline_case: str | None = None) -> str:
+        """One side's first repeat; `baseline_case` names the case when this side is a baseline.json's."""
         if d is None:
-            return "<i>outputs are not stored in baseline.json</i>" if c.reference.kind == "baseline" else ""
+            if ref.kind != "baseline":
+                return ""
+            if ref.outputs_note is not None:  # said once, above the table
+                return "<i>outputs are not stored in baseline.json (see above)</i>"
+            return "<i>baseline.json stores no output for this case</i>"
         text = _e(_clip(_show_output(d["output"])))
         bits = [f"<pre>{text}</pre>"]
+        if d.get("full_chars"):
+            bits.append(
+                f"<p><small>clipped in baseline.json: {d['full_chars']} characters in all</small></p>"
+            )
+        verdict = verdict_a.get(baseline_case) if baseline_case is not None else None
+        if verdict is not None and d["status"] and verdict != d["status"]:
+            bits.append(
+                f"<p>this repeat {_e(d['status'])}; the baseline's verdict (majority of its repeats) "
+                f"{_e(verdict)}</p>"
+            )
         if d["error"]:
             bits.append(f"<p><b>error:</b> {_e(_clip(d['error'], 600))}</p>")
         if d["problems"]:
@@ -303,7 +330,7 @@ def _flipped_section(report: Report, c: Comparison, limit: int) -> str:
             bits.append(
                 "<p>its check passed</p>" if d["checks"] == 1 else f"<p>all {d['checks']} checks passed</p>"
             )
-        if repeated and not is_nan(mean):
+        if repeated and not is_nan(mean) and baseline_case is None:  # a baseline keeps a verdict, not a mean
             bits.append(f"<p>repeat mean {pct(mean, 0)} (first repeat shown)</p>")
         return "".join(bits)
 
@@ -322,12 +349,14 @@ def _flipped_section(report: Report, c: Comparison, limit: int) -> str:
                 f"<code>{_e(cid)}</code><br>{_e(r['slice'])}",
                 f'<span class="{css}">{_e(r["direction"])}</span>',
                 shown_input,
-                side(theirs.get(cid), r["mean_a"]),
+                side(theirs.get(cid), r["mean_a"], cid if ref.kind == "baseline" else None),
                 side(mine.get(cid), r["mean_b"]),
             ]
         )
     count = f"<p>{total} flipped ({c.paired.only_a} pass→fail, {c.paired.only_b} fail→pass)"
     count += f"; showing the first {limit}, regressions first.</p>" if total > limit else ".</p>"
+    if ref.outputs_note is not None:
+        count += f'<p class="warn">{_e(ref.outputs_note)}</p>'
     table = _table(["case", "direction", "input", "baseline output and grader detail", "this run"], rows)
     return f"<h2>Flipped cases</h2>{count}{table}"
 

@@ -19,10 +19,9 @@ if TYPE_CHECKING:
 
 _MAX_TEXT = 2000
 _CHECK_FIELDS = ("check_name", "check_kind", "check_field", "status", "detail", "error", "judge_reasoning")
-NO_OUTPUTS = (
-    "{path} is a baseline.json: it keeps one verdict per case ({status} here), not outputs or check details. "
-    "Compare against a run directory to see them."
-)
+NO_OUTPUTS = "The baseline's verdict here: {status}. {note}"
+"""The reference side of a baseline.json that stores no outputs (format 1, or saved with --no-outputs)."""
+NOT_STORED = "{path} stores no output for this case (its verdict: {status})."
 
 
 @dataclass(frozen=True)
@@ -63,15 +62,16 @@ def _repeats(rows: pl.DataFrame, case_id: str) -> list[dict[str, Any]]:
     out = []
     for part in mine.partition_by("repeat", maintain_order=True):
         first = part.row(0, named=True)
-        out.append(
-            {
-                "repeat": first["repeat"],
-                "status": first["case_status"],
-                "output": first["output"],
-                "error": first["case_error"],
-                "checks": part.select(wanted).to_dicts(),
-            }
-        )
+        entry = {
+            "repeat": first["repeat"],
+            "status": first["case_status"],
+            "output": first["output"],
+            "error": first["case_error"],
+            "checks": part.select(wanted).to_dicts(),
+        }
+        if first.get("output_clipped"):  # a baseline.json's stored output, cut to its cap
+            entry["output_chars"] = first["output_chars"]
+        out.append(entry)
     return out
 
 
@@ -94,8 +94,8 @@ def flipped_case(
     Returns
     -------
     FlippedCase
-        The reference side comes from the reference run's rows; a baseline.json has none, and its side
-        says so.
+        The reference side comes from the reference run's rows, or the first repeat a baseline.json
+        stores; a baseline.json that stores no outputs leaves it empty with a note saying so.
     """
     import polars as pl
 
@@ -104,11 +104,15 @@ def flipped_case(
         raise ValueError(f"{case_id!r} is not a flipped case of {cmp.run_b} against {cmp.run_a}")
     row = hit.row(0, named=True)
     ref = cmp.comparison.reference
-    if ref.rows is not None:
-        a = Side(cmp.run_a, _repeats(ref.rows, case_id))
+    status = ref.verdicts.filter(pl.col("case_id") == case_id).get_column("status").to_list()
+    verdict = status[0] if status else "none"
+    repeats = _repeats(ref.output_rows, case_id) if ref.output_rows is not None else []
+    if repeats:
+        a = Side(cmp.run_a, repeats)
+    elif ref.output_rows is not None:
+        a = Side(cmp.run_a, [], NOT_STORED.format(path=ref.path, status=verdict))
     else:
-        status = ref.verdicts.filter(pl.col("case_id") == case_id).get_column("status").to_list()
-        a = Side(cmp.run_a, [], NO_OUTPUTS.format(path=ref.path, status=status[0] if status else "none"))
+        a = Side(cmp.run_a, [], NO_OUTPUTS.format(status=verdict, note=ref.outputs_note or ""))
     return FlippedCase(
         case_id=case_id,
         slice=row["slice"],
@@ -165,6 +169,8 @@ def _side_html(side: Side) -> str:
             for c in r["checks"]
         )
         error = f"<div>error: {html.escape(r['error'])}</div>" if r.get("error") else ""
+        if r.get("output_chars"):
+            error = f"<div><small>clipped in baseline.json: {r['output_chars']} characters in all</small></div>{error}"
         parts.append(
             f"<div>repeat {r['repeat']}: {_status(r['status'])}</div>{_pre(_output_text(r['output']))}{error}"
             f'<ul style="margin:2px 0 8px 16px;padding:0">{checks}</ul>'

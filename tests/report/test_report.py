@@ -304,7 +304,13 @@ def test_report_cli_against_a_baseline_json(pair: tuple[Path, Path], tmp_path: P
     assert proc.returncode == 0, proc.stderr
     assert f"against baseline {baseline}" in proc.stdout and "change -10.0 pts" in proc.stdout
     page = html_path.read_text(encoding="utf-8")
-    assert "outputs are not stored in baseline.json" in page and "<svg" in page
+    assert "<svg" in page
+    # the baseline file stores outputs: c00's row shows the baseline's "yes" beside this run's (escaped) output
+    flipped = page[page.index("<h2>Flipped cases</h2>") :]
+    row = flipped[flipped.index("<code>c00</code>") :].split("</tr>")[0]
+    baseline_cell, this_cell = row.split("<td>")[-2:]
+    assert "<pre>yes</pre>" in baseline_cell and "its check passed" in baseline_cell
+    assert "&lt;img src=x" in this_cell and "outputs are not stored" not in page
     assert not list(html_path.parent.glob(".*.tmp"))  # written atomically, no temp file left behind
 
 
@@ -331,3 +337,30 @@ def test_slice_intervals_stay_within_what_the_change_can_be() -> None:
     assert deltas["diff"] == pytest.approx(-5 / 6)
     assert deltas["ci_low"] >= -deltas["rate_a"] - 1e-12
     assert deltas["ci_high"] <= 1 - deltas["rate_a"] + 1e-12
+
+
+def test_flipped_against_an_old_baseline_json_says_to_re_save_it(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    before, after = pair
+    target = accept(before, to=tmp_path / "baseline.json", outputs=False).path
+    # what an older evalkit wrote: the verdicts-only file, as format 1
+    target.write_text(
+        target.read_text(encoding="utf-8").replace('"format_version": 2', '"format_version": 1'),
+        encoding="utf-8",
+    )
+    manifest, rows = load_run(after)
+    page = render_html(build_report(manifest, rows, load_reference(target)))
+    flipped = page[page.index("<h2>Flipped cases</h2>") :]
+    row = flipped[flipped.index("<code>c00</code>") :].split("</tr>")[0]
+    baseline_cell, this_cell = row.split("<td>")[-2:]
+    assert "outputs are not stored in baseline.json" in baseline_cell
+    # why, and what to do, said once above the table
+    note = flipped[: flipped.index("<table>")]
+    assert (
+        "format-1 baseline.json" in note
+        and "Re-save the baseline" in note
+        and "evalkit baseline accept" in note
+    )
+    assert flipped.count("Re-save the baseline") == 1
+    assert "<pre>" not in baseline_cell and "&lt;img src=x" in this_cell

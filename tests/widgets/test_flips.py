@@ -97,15 +97,71 @@ def test_select_drives_it_from_code_and_refuses_a_case_that_did_not_flip(runs: A
     assert w.selected is None and w.case is None and "Pick a case" in w.detail.value
 
 
-def test_against_a_baseline_json_the_reference_side_says_it_has_no_outputs(runs: Any) -> None:
-    _, after, broken, _ = runs
+def test_against_the_committed_baseline_json_both_sides_show(runs: Any) -> None:
+    before, after, broken, _ = runs
     w = FlippedCases(after, TRIAGE / "baseline.json")
     assert broken <= {v for _, v in w.picker.options}
+    case_id = sorted(broken)[0]
+    w.select(case_id)
+    assert w.case is not None and w.case.a.note is None
+    # the baseline file keeps the first repeat: its output and checks are what the baseline system gives
+    (stored,) = w.case.a.repeats
+    first = before.checks().filter(pl.col("case_id") == case_id, pl.col("repeat") == 0)
+    assert stored["status"] == "pass" and stored["output"] == first.get_column("output")[0]
+    assert [c["detail"] for c in stored["checks"]] == first.get_column("detail").to_list()
+    page = w.detail.value
+    assert json.loads(stored["output"]) in page and "&lt;script&gt;" in page  # both outputs, side by side
+    assert "not outputs or check details" not in page
+    assert len(w.case.b.repeats) == 2  # this run's side is whole
+
+
+def _old_baseline(before: ek.Run, folder: Path) -> Path:
+    """A verdicts-only baseline.json of format 1, as an older evalkit wrote it."""
+    from evalkit.baseline import accept
+
+    target = accept(before.path, to=folder / "baseline.json", outputs=False).path
+    target.write_text(
+        target.read_text(encoding="utf-8").replace('"format_version": 2', '"format_version": 1'),
+        encoding="utf-8",
+    )
+    return target
+
+
+def test_against_an_old_baseline_json_the_reference_side_says_to_re_save_it(
+    runs: Any, tmp_path: Path
+) -> None:
+    before, after, broken, _ = runs
+    w = FlippedCases(after, _old_baseline(before, tmp_path))
     w.select(sorted(broken)[0])
     assert w.case is not None and w.case.a.repeats == [] and w.case.a.note is not None
-    assert "baseline.json" in w.case.a.note and "pass here" in w.case.a.note
+    assert "format-1 baseline.json" in w.case.a.note and "verdict here: pass" in w.case.a.note
+    assert "Re-save the baseline" in w.case.a.note and before.id in w.case.a.note
     assert "not outputs or check details" in w.detail.value
-    assert len(w.case.b.repeats) == 2  # this run's side is still whole
+    assert len(w.case.b.repeats) == 2
+
+
+def test_a_clipped_baseline_output_says_so(tmp_path: Path) -> None:
+    suite = ek.load_suite(TRIAGE)
+    long_text = "word " * 2000
+
+    def verbose(case_input: Any) -> Any:
+        return long_text
+
+    def terse(case_input: Any) -> Any:
+        return "billing"
+
+    before = ek.run(suite, verbose, runs_dir=tmp_path, progress=False)
+    after = ek.run(suite, terse, runs_dir=tmp_path, progress=False)
+    from evalkit.baseline import OUTPUT_CAP, accept
+
+    target = accept(before.path, to=tmp_path / "baseline.json").path
+    w = FlippedCases(after, target)
+    case_id = w.picker.options[0][1]  # a billing case: it failed before and passes now
+    w.picker.value = case_id
+    assert w.case is not None and w.case.direction == "fail->pass"
+    (stored,) = w.case.a.repeats
+    assert len(json.loads(stored["output"])) == OUTPUT_CAP and stored["output_chars"] == len(long_text)
+    assert f"clipped in baseline.json: {len(long_text)} characters in all" in w.detail.value
 
 
 def test_no_flips_says_so(runs: Any) -> None:
