@@ -9,7 +9,9 @@ Run with ``.venv/bin/python bench/bench_command.py``. Every figure prints with i
    and the run directory included; the target is <= 0.8 s for the whole process.
 
 A gauge of how busy the host is comes first: the same 1,000 requests sent by a plain standard-library client
-(50 threads, one keep-alive connection each, no SDK), as a ratio to the same ideal. Compare a figure only with
+(50 threads, one keep-alive connection each, no SDK), as a ratio to the same ideal. Then the floor of anything
+that sends through the SDK: a process that imports it and sends the same requests from 50 threads through one
+SDK client; the cold figure is printed as a ratio to it too. Compare a figure only with
 one taken on the same machine at a similar gauge; to compare two commits, give the other checkout with
 ``--peer PATH`` (e.g. ``git worktree add /tmp/peer main``, or ``git archive main | tar -x -C /tmp/peer``): the
 runs of both alternate, against the same server, so a change in the host's load hits both alike.
@@ -98,6 +100,49 @@ def stdlib_client(base_url: str, n: int, concurrency: int) -> float:
     return time.perf_counter() - started
 
 
+_SDK_FLOOR = r"""
+import sys, threading
+import anthropic, httpx2
+base_url, n, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+client = anthropic.Anthropic(
+    base_url=base_url, api_key="sk-ant-bench-local", max_retries=0,
+    http_client=anthropic.DefaultHttpxClient(limits=limits),
+)
+left = iter(range(n))
+lock = threading.Lock()
+
+def worker():
+    while True:
+        with lock:
+            i = next(left, None)
+        if i is None:
+            return
+        reply = client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=4, messages=[{"role": "user", "content": f"number {i}"}]
+        )
+        assert reply.content
+
+threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+
+def sdk_floor(base_url: str, n: int, concurrency: int) -> float:
+    """Seconds for a whole process that imports the SDK and sends n requests from `concurrency` threads through
+    one SDK client: the floor for any tool whose requests go through the SDK, as evalkit's do."""
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", _SDK_FLOOR, base_url, str(n), str(concurrency)],
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - started
+
+
 def evalkit_run(
     suite: Path, runs: Path, base_url: str, cache: Path, mode: str, tree: Path = ROOT
 ) -> tuple[float, str]:
@@ -106,6 +151,8 @@ def evalkit_run(
     `tree` is the checkout whose evalkit runs (another worktree, to compare with a peer)."""
     env = dict(os.environ, ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=API_KEY, PYTHONPATH=str(tree))
     env.pop("EVALKIT_PRICES", None)
+    # as an installed evalkit runs: its modules compiled once, not again in every command (0.1 s of each)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     argv = [sys.executable, "-m", "evalkit.cli", "run", str(suite), "--system", "claude", "--cache", mode]
     argv += ["--cache-dir", str(cache), "--concurrency", str(CONCURRENCY), "--judge", "off", "-q"]
     argv += ["--runs-dir", str(runs)]
@@ -144,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"stdlib client alone (the host's gauge): {gauge:.2f} s = {gauge / ideal:.2f} x ideal "
                 f"(median of {', '.join(f'{g:.2f}' for g in gauges)} s)"
             )
+            floors = [sdk_floor(server.base_url, CASES, CONCURRENCY) for _ in range(args.repeats)]
+            floor = statistics.median(floors)
+            print(
+                f"the SDK alone, whole process (import, {CONCURRENCY} threads, one client): {floor:.2f} s = "
+                f"{floor / ideal:.2f} x ideal (median of {', '.join(f'{g:.2f}' for g in floors)} s)"
+            )
             trees = [("this checkout", ROOT)] + ([("peer", args.peer.resolve())] if args.peer else [])
             if args.peer:
                 print("  " + "; ".join(f"{label}: {tree}" for label, tree in trees))
@@ -171,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{prefix}cold `evalkit run --cache off`: {cold:.2f} s = {cold / ideal:.2f} x ideal ({ideal:.1f} s "
                     f"= ceil({CASES}/{CONCURRENCY}) x {LATENCY_S * 1000:.0f} ms); target <= {COLD_TARGET} [{verdict}]  "
-                    f"(median of {', '.join(f'{s:.2f}' for s in colds[label])} s)"
+                    f"(median of {', '.join(f'{s:.2f}' for s in colds[label])} s); {cold / floor:.2f} x the SDK alone"
                 )
                 warm = statistics.median(warms[label])
                 verdict = "ok" if warm <= WARM_TARGET_S else "MISSED"
