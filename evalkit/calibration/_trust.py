@@ -12,7 +12,7 @@ import polars as pl
 from evalkit.calibration._calibrate import _corrected
 from evalkit.calibration._join import Joined, cascade_verdicts, join_labels
 from evalkit.calibration._labels import Label, read_labels
-from evalkit.calibration._record import RECORD_NAME, calibration_state, read_calibration_record
+from evalkit.calibration._record import calibration_state, read_calibration_record
 from evalkit.calibration._wilson import wilson_interval
 from evalkit.errors import EvalkitError, clip
 from evalkit.report._calibration import JudgedCheck, JudgeTrust, TrustState
@@ -146,7 +146,7 @@ def judge_trust(
         paths = [Path(labels)]
     else:
         paths = [Path(p) for p in labels]
-    got, read, bad = _read([p for p in paths if p.name != RECORD_NAME])
+    got, read, bad = _read(paths)
     problems += bad
     joined = join_labels(rows, got) if got else None
     checks = []

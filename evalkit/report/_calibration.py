@@ -162,7 +162,8 @@ def trust_html(trust: JudgeTrust | None) -> str:
     parts = [f'<div class="trust" id="judge-trust"><p>{state} {_e(trust.reason)}</p>']
     rows = []
     for c in trust.checks:
-        mark = trust_badge(trust, c.state)
+        # only a check whose rate is not to be trusted is marked; a calibrated one needs no badge of its own
+        mark = "" if c.state == "calibrated" else trust_badge(trust, c.state)
         judge = f"{pct(c.judge_only_rate)} <small>({c.verdicts} cases)</small> {mark}".rstrip()
         if c.method:
             label = "human rate, every output labelled" if c.method == "human" else "PPI++"
