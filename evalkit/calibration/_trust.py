@@ -58,13 +58,13 @@ def _read(paths: Sequence[Path]) -> tuple[list[Label], list[str], list[str]]:
 def _human_rate(
     rows: pl.DataFrame, joined: list[Joined], check: str, confidence: float
 ) -> dict[str, Any] | None:
-    """When every output with a verdict is labelled, the human rate is the pass rate (PPI has nothing to add)."""
-    predicted = cascade_verdicts(rows, check).filter(pl.col("verdict").is_not_null())
+    """When every case of the check (first repeat) has a human label of its output, the human rate is the pass
+    rate, judged or not: PPI has nothing to add."""
+    ids = cascade_verdicts(rows, check).get_column("case_id").to_list()
     human: dict[str, bool] = {}
     for j in joined:
         if j.label.check == check and j.human is not None and j.repeat == 0:
             human.setdefault(j.label.case_id, j.human)
-    ids = predicted.get_column("case_id").to_list()
     if not ids or not all(c in human for c in ids):
         return None
     passes = sum(human[c] for c in ids)
@@ -177,7 +177,14 @@ def judge_trust(
         except EvalkitError as exc:
             checks.append(check.model_copy(update={"note": str(exc)}))
             continue
-        update = {"corrected": est.rate, "ci_low": est.ci_low, "ci_high": est.ci_high, "lam": est.lam}
+        update: dict[str, Any] = {
+            "corrected": est.rate,
+            "ci_low": est.ci_low,
+            "ci_high": est.ci_high,
+            "lam": est.lam,
+        }
+        if check.not_judged:
+            update["note"] = f"{check.not_judged} cases not judged are left out"
         checks.append(check.model_copy(update=update | {"method": "ppi++", "n_labelled": est.n_labelled}))
     return JudgeTrust(
         state=state,

@@ -53,7 +53,7 @@ class JudgedCheck(BaseModel):
     n_labelled: int = 0
     lam: float | None = None
     note: str | None = None
-    """Why there is no corrected rate."""
+    """Why there is no corrected rate, or what the corrected rate leaves out."""
 
 
 class JudgeTrust(BaseModel):
@@ -102,7 +102,10 @@ def _corrected_text(c: JudgedCheck, confidence: float) -> str:
     if c.method == "human":
         return f"every output labelled: human rate {pct(c.corrected)} {level} CI {_interval(c)} on {c.n_labelled}"
     lam = "" if c.lam is None else f", lambda {c.lam:.2f}"
-    return f"corrected (PPI++, {c.n_labelled} labelled{lam}) {pct(c.corrected)} {level} CI {_interval(c)}"
+    left = f" ({c.note})" if c.note else ""
+    return (
+        f"corrected (PPI++, {c.n_labelled} labelled{lam}) {pct(c.corrected)} {level} CI {_interval(c)}{left}"
+    )
 
 
 def _no_labels(trust: JudgeTrust) -> str:
@@ -167,7 +170,10 @@ def trust_html(trust: JudgeTrust | None) -> str:
         judge = f"{pct(c.judge_only_rate)} <small>({c.verdicts} cases)</small> {mark}".rstrip()
         if c.method:
             label = "human rate, every output labelled" if c.method == "human" else "PPI++"
-            corrected = f"<b>{pct(c.corrected)}</b> ({level} CI {_interval(c)}) <small>{_e(label)}</small>"
+            left = f"; {c.note}" if c.note else ""
+            corrected = (
+                f"<b>{pct(c.corrected)}</b> ({level} CI {_interval(c)}) <small>{_e(label + left)}</small>"
+            )
         else:
             corrected = f"<i>{_e(c.note or 'no labels')}</i>"
         rows.append(

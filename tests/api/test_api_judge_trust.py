@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import evalkit as ek
-from evalkit.calibration import corrected_pass_rate
+from evalkit.calibration import corrected_pass_rate, read_labels, write_labels
 from evalkit.report import pct
 from evalkit.testing import LocalAnthropicServer, SimulatedJudge
 
@@ -70,3 +70,21 @@ def test_a_run_with_no_judged_check_says_nothing_of_a_judge(tmp_path: Path) -> N
     run = ek.run(ROOT / "goldens" / "support-triage", "baseline", runs_dir=tmp_path, progress=False)
     assert run.judge_trust() is None
     assert "judge-trust" not in run.report().html and "calibrat" not in run._repr_html_()
+
+
+def test_judge_off_the_human_rate_covers_every_case_and_ppi_says_what_it_leaves_out(tmp_path: Path) -> None:
+    run = ek.run(RPQ, "baseline", judge="off", runs_dir=tmp_path, progress=False)
+    shipped = RPQ / "labels" / "baseline.jsonl"
+    trust = run.judge_trust()  # the shipped labels folder: every output is labelled
+    assert trust is not None and trust.state == "not required"
+    (check,) = trust.checks
+    assert (check.verdicts, check.not_judged) == (62, 16)  # cascade fails; the 16 the judge never saw
+    human = [bool(lab.passed) for lab in read_labels(shipped)]
+    assert check.method == "human" and check.n_labelled == 78 and check.corrected == sum(human) / 78
+    half = tmp_path / "half.jsonl"
+    write_labels(half, read_labels(shipped)[::2])
+    (ppi,) = run.judge_trust(labels=half).checks  # type: ignore[union-attr]
+    est = corrected_pass_rate(run, half)
+    assert (
+        ppi.method == "ppi++" and ppi.corrected == est.rate and ppi.note == "16 cases not judged are left out"
+    )
