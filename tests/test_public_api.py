@@ -144,6 +144,7 @@ PUBLIC: dict[str, list[str]] = {
         "corrected_pass_rate",
         "format_agreement",
         "format_calibration",
+        "judge_trust",
         "krippendorff_alpha",
         "label_item",
         "label_items",
@@ -281,6 +282,8 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "evalkit.report": [
         "Comparison",
+        "JudgeTrust",
+        "JudgedCheck",
         "Report",
         "build_report",
         "case_inputs",
@@ -310,6 +313,7 @@ PUBLIC: dict[str, list[str]] = {
         "slice_deltas",
         "slice_pass_rate_chart",
         "to_svg",
+        "trust_lines",
         "warning_lines",
     ],
     "evalkit.results": [

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evalkit.api._compare import RunComparison
     from evalkit.api._run import Run
+    from evalkit.report import JudgeTrust
 
 _CARD = (
     '<div style="font-family:system-ui,sans-serif;border:1px solid #ccd;border-radius:6px;padding:8px 12px;'
@@ -51,10 +52,26 @@ def summary_card(run: Run) -> str:
         f"<b>{_e(m.system.get('name'))}</b>{f' ({_e(model)})' if model else ''}"
         f"{f' · judge {_e(judge)}' if judge else ''}</div>"
         f"<div>{rate}{' · ' + _e(', '.join(extra)) if extra else ''}</div>"
+        f"{_trust_line(run)}"
         f"<div>{m.cases} cases × {m.repeats} repeat(s) · cost {cost} · p95 latency {p95}</div>"
         f'<div style="color:#667">{_e(run.path)}</div>'
     )
     return _CARD.format(body=body)
+
+
+def _trust_line(run: Run) -> str:
+    """The judge's state and the corrected rates, one line each, when the run has judged checks."""
+    trust = run.judge_trust()
+    if trust is None:
+        return ""
+    from evalkit.report import trust_lines
+
+    lines = [x.strip() for x in trust_lines(trust)]
+    if not lines:
+        return ""
+    warn = trust.state not in ("calibrated", "not required")
+    style = ' style="color:#a04000"' if warn else ""
+    return f"<div{style}>{_e(lines[0])}</div>" + "".join(f"<div>{_e(x)}</div>" for x in lines[1:])
 
 
 def comparison_card(cmp: RunComparison) -> str:
@@ -97,8 +114,9 @@ class HTMLReport:
         )
 
 
-def report(run: Run, baseline: Run | str | Path | None) -> HTMLReport:
-    """The HTML report of `run`, against `baseline` (or the suite's baseline.json when there is one)."""
+def report(run: Run, baseline: Run | str | Path | None, *, judge: JudgeTrust | None = None) -> HTMLReport:
+    """The HTML report of `run`, against `baseline` (or the suite's baseline.json when there is one), with the
+    judge's calibration state and corrected pass rates when given."""
     from evalkit.api._reference import reference_of
     from evalkit.report import build_report, render_html
 
@@ -107,4 +125,4 @@ def report(run: Run, baseline: Run | str | Path | None) -> HTMLReport:
         reference = reference_of(committed) if committed is not None else None
     else:
         reference = reference_of(baseline)
-    return HTMLReport(render_html(build_report(run.manifest, run.checks(), reference)))
+    return HTMLReport(render_html(build_report(run.manifest, run.checks(), reference, judge=judge)))

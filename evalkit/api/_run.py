@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from evalkit.api._compare import RunComparison
     from evalkit.api._html import HTMLReport
     from evalkit.gate._gate import GateOutcome
+    from evalkit.report import JudgeTrust
     from evalkit.results import Manifest
     from evalkit.suite import Suite
 
@@ -207,11 +209,49 @@ class Run:
         committed = (suite_path if suite_path.is_dir() else suite_path.parent) / "baseline.json"
         return committed if committed.is_file() else None
 
-    def report(self, *, baseline: Run | str | Path | None = None) -> HTMLReport:
-        """The HTML report (shown inline in Jupyter; ``.save(path)`` writes it), against `baseline` if given."""
+    def report(
+        self,
+        *,
+        baseline: Run | str | Path | None = None,
+        labels: str | Path | Sequence[str | Path] | None = None,
+    ) -> HTMLReport:
+        """The HTML report (shown inline in Jupyter; ``.save(path)`` writes it), against `baseline` if given.
+
+        Parameters
+        ----------
+        baseline:
+            What to compare with (default: the suite's baseline.json, when there is one).
+        labels:
+            Human labels of the run's outputs, for the judged checks' corrected pass rates (default: every
+            ``*.jsonl`` in the suite's labels/ folder).
+        """
         from evalkit.api._html import report
 
-        return report(self, baseline)
+        return report(self, baseline, judge=self.judge_trust(labels=labels))
+
+    def judge_trust(self, *, labels: str | Path | Sequence[str | Path] | None = None) -> JudgeTrust | None:
+        """Whether the judge is calibrated, and each judged check's judge-only and corrected pass rates.
+
+        Parameters
+        ----------
+        labels:
+            Human labels of the run's outputs (default: every ``*.jsonl`` in the suite's labels/ folder).
+
+        Returns
+        -------
+        JudgeTrust, or None when the run has no judged check. Missing, stale or unreadable labels are stated
+        in it, never raised.
+        """
+        judged = self.checks().get_column("tier") == "judge"
+        if not judged.any():
+            return None
+        from evalkit.calibration import judge_trust
+
+        try:
+            suite = self.suite
+        except EvalkitError:
+            suite = None  # judge_trust says the suite could not be read
+        return judge_trust(self.checks(), suite=suite, suite_path=self.manifest.suite_path, labels=labels)
 
     # -- display ----------------------------------------------------------------------------------------------
 

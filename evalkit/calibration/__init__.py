@@ -49,6 +49,7 @@ from evalkit.calibration._sample import (
     review_sample,
     write_review_sample,
 )
+from evalkit.calibration._trust import judge_trust
 from evalkit.calibration._wilson import wilson_interval
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "corrected_pass_rate",
     "format_agreement",
     "format_calibration",
+    "judge_trust",
     "krippendorff_alpha",
     "label_item",
     "label_items",

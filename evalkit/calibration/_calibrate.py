@@ -21,6 +21,7 @@ from evalkit.calibration._confusion import ConfusionRates, confusion_rates
 from evalkit.calibration._join import Joined, StaleLabel, UnmatchedLabel, cascade_verdicts, join_labels
 from evalkit.calibration._labels import Label, label_item, read_labels
 from evalkit.calibration._ppi import PPIEstimate, ppi_pass_rate
+from evalkit.calibration._run_folder import RunLike, load_run_like
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
@@ -347,10 +348,8 @@ def _disagreements(joined: list[Joined], check: str, machines: list[str]) -> lis
     return out
 
 
-def _load(run: Run | str | Path) -> Run:
-    from evalkit.api import Run
-
-    return run if isinstance(run, Run) else Run(Path(run))
+def _load(run: Run | str | Path) -> RunLike:
+    return load_run_like(run)
 
 
 def _labels(labels: str | Path | Sequence[Label]) -> tuple[list[Label], str | None]:

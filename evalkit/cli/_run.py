@@ -98,7 +98,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="finish an interrupted run, or run its errored cases again, with the run's own settings",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar (default: one on stderr)")
-    p.add_argument("--report", action="store_true", help="also write report.html into the run directory")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="also write report.html into the run directory (default off; judged checks are read against the "
+        "labels in the suite's labels/ folder)",
+    )
     add_show_failures(p)
     add_gate_loosening(p)
     p.add_argument(
@@ -272,9 +277,18 @@ def run(args: argparse.Namespace) -> int:
         manifest, rows = load_run(outcome.run_dir)
         from evalkit.report import format_summary, judge_criteria
 
+        judge = None
+        if (rows.get_column("tier") == "judge").any():  # a run with no judged check imports no calibration
+            from evalkit.calibration import judge_trust
+
+            judge = judge_trust(rows, suite=suite)
         print(
             format_summary(
-                manifest, rows, show_failures=args.show_failures, criteria=judge_criteria(outcome.run_dir)
+                manifest,
+                rows,
+                show_failures=args.show_failures,
+                criteria=judge_criteria(outcome.run_dir),
+                judge=judge,
             )
         )
         print(f"  run saved to {outcome.run_dir}")
@@ -319,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
 
             reference = load_reference(baseline) if baseline.exists() else None
             html_path = outcome.run_dir / "report.html"
-            report = build_report(manifest, rows, reference, run_dir=outcome.run_dir)
+            report = build_report(manifest, rows, reference, run_dir=outcome.run_dir, judge=judge)
             atomic_write_text(html_path, render_html(report, gate=gate))
             print(f"  report: {html_path}")
         print()

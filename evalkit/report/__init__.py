@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from evalkit.baseline import Comparison, compare, slice_deltas
 from evalkit.report._build import Report, build_report
+from evalkit.report._calibration import JudgedCheck, JudgeTrust, trust_lines
 from evalkit.report._failures import judge_criteria
 from evalkit.report._format import ci_pts, is_nan, money, pct, plural, pts, pval, secs
 from evalkit.report._html import case_inputs, render_html
@@ -48,6 +49,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "Comparison",
+    "JudgeTrust",
+    "JudgedCheck",
     "Report",
     "build_report",
     "case_inputs",
@@ -77,5 +80,6 @@ __all__ = [
     "slice_deltas",
     "slice_pass_rate_chart",
     "to_svg",
+    "trust_lines",
     "warning_lines",
 ]

@@ -10,6 +10,7 @@ import polars as pl
 
 from evalkit.baseline import Comparison, Reference, RunInfo, compare, max_repeats, run_info
 from evalkit.errors import EvalkitError
+from evalkit.report._calibration import JudgeTrust
 from evalkit.report._failures import Failure, count_failures, failures, flaky_cases, judge_criteria
 from evalkit.report._format import is_nan
 from evalkit.results import Manifest
@@ -53,6 +54,8 @@ class Report:
     flaky: list[str] = field(default_factory=list)
     """Case ids whose verdict differs across repeats."""
     criteria: dict[tuple[str, int, int], list[dict[str, Any]]] = field(default_factory=dict)
+    judge: JudgeTrust | None = None
+    """The judge's calibration state and corrected pass rates (None: not given, or no judged check)."""
 
 
 def build_report(
@@ -61,6 +64,7 @@ def build_report(
     reference: Reference | None = None,
     *,
     run_dir: str | Path | None = None,
+    judge: JudgeTrust | None = None,
 ) -> Report:
     """Compute the report of one run, against a reference run or baseline.json when given.
 
@@ -69,6 +73,7 @@ def build_report(
     manifest, rows: the run.
     reference: what to compare it with, if anything.
     run_dir: the run's folder, to read the judge's per-criterion verdicts from its results.jsonl.
+    judge: the judge's calibration state and corrected pass rates (``evalkit.calibration.judge_trust``).
 
     Returns
     -------
@@ -126,4 +131,5 @@ def build_report(
         failure_count=count_failures(rows),
         flaky=flaky_cases(verdicts) if repeats > 1 else [],
         criteria=criteria,
+        judge=judge,
     )

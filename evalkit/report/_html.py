@@ -14,6 +14,7 @@ import polars as pl
 from evalkit._version import __version__
 from evalkit.baseline import Comparison, max_repeats
 from evalkit.report._build import Report
+from evalkit.report._calibration import TRUST_CSS, trust_badge, trust_html
 from evalkit.report._failures import Failure
 from evalkit.report._filter_js import FILTER_JS
 from evalkit.report._format import ci_pts, is_nan, money, pct, pts, pval, secs
@@ -172,26 +173,29 @@ def _headline(report: Report) -> str:
     o = report.overall
     cases = report.verdicts.get_column("case_id").n_unique()
     kind = "clustered by case" if report.repeats > 1 else "Wilson"
+    # the rate counts the judge's verdicts: beside it, whether the judge has been measured against people
+    badge = trust_badge(report.judge)
     if o["not_scored"]:
         # the unscored cases passed every check that ran: a rate over the scored ones alone is biased low
         total = o["n"] + o["not_scored"]
         low, high = o["passes"] / total, (o["passes"] + o["not_scored"]) / total
         rate = (
             f'<p class="big">pass rate <b>not known yet</b>: between {pct(low)} and {pct(high)} — '
-            f"{o['not_scored']} of {total} verdicts passed every check that ran but await the judge</p>"
+            f"{o['not_scored']} of {total} verdicts passed every check that ran but await the judge {badge}</p>"
             f"<p>scored verdicts alone: {pct(o['rate'])} (95% CI {pct(o['ci_low'])}–{pct(o['ci_high'])}, "
             f"{_e(kind)})</p>"
         )
     else:
         rate = (
             f'<p class="big">pass rate <b>{pct(o["rate"])}</b> (95% CI {pct(o["ci_low"])}–{pct(o["ci_high"])}, '
-            f"{_e(kind)})</p>"
+            f"{_e(kind)}) {badge}</p>"
         )
     parts = [
         rate,
         f"<p>{o['passes']} of {o['n']} scored verdicts; {cases} cases × {report.repeats} "
         f"repeat{'s' if report.repeats > 1 else ''}; {o['errors']} errors; {o['not_scored']} not scored "
         "(errors and unscored verdicts are counted beside the rate, never in it)</p>",
+        trust_html(report.judge),
     ]
     c = report.comparison
     if c is not None:
@@ -506,7 +510,7 @@ def render_html(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title><style>{_CSS}</style></head>\n<body><main>\n{body}\n</main>"
+        f"<title>{title}</title><style>{_CSS}{TRUST_CSS}</style></head>\n<body><main>\n{body}\n</main>"
         f"<footer>evalkit {_e(__version__)} · one file, opens offline</footer>"
         f"<script>{FILTER_JS}</script></body></html>\n"
     )

@@ -7,6 +7,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.errors import clip
+from evalkit.report._calibration import JudgeTrust, trust_lines
 from evalkit.report._failures import (
     DEFAULT_SHOW_FAILURES,
     ShowFailures,
@@ -34,6 +35,7 @@ def format_summary(
     *,
     show_failures: ShowFailures = DEFAULT_SHOW_FAILURES,
     criteria: dict[tuple[str, int, int], list[dict[str, Any]]] | None = None,
+    judge: JudgeTrust | None = None,
 ) -> str:
     """A plain-text summary of one run's check-level rows.
 
@@ -42,6 +44,8 @@ def format_summary(
     manifest, rows: the run.
     show_failures: how many failing cases to list (each with its first problem), or "all".
     criteria: the judge's per-criterion verdicts (``judge_criteria(run_dir)``), to show the criteria not met.
+    judge: the judge's calibration state and corrected pass rates (``evalkit.calibration.judge_trust``), shown
+        under the pass rate.
 
     Returns
     -------
@@ -75,6 +79,7 @@ def format_summary(
         f"  ({overall['passes']}/{overall['n']} scored; {n_cases} cases x {repeats} repeat{'s' if repeats > 1 else ''})"
         f"  errors {overall['errors']}  not scored {overall['not_scored']}"
     )
+    lines.extend(trust_lines(judge))
     lines.append("")
     per_slice = rate_of(verdicts, by="slice").sort("slice")
     width = max(12, *(len(s) for s in per_slice["slice"].to_list()))

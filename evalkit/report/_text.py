@@ -108,7 +108,13 @@ def format_report(
     if lines:
         lines.append("")
     lines.append(
-        format_summary(report.manifest, report.rows, show_failures=show_failures, criteria=report.criteria)
+        format_summary(
+            report.manifest,
+            report.rows,
+            show_failures=show_failures,
+            criteria=report.criteria,
+            judge=report.judge,
+        )
     )
     if report.noise is not None:
         o, n = report.overall, report.noise

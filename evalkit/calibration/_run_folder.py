@@ -1,0 +1,70 @@
+"""A run directory as calibration reads it.
+
+The notebook API's `Run` shows calibration figures, so calibration reads a run folder itself instead of
+importing the API (that would be an import circle); a `Run` passed in is used as it is.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from evalkit.results import Manifest
+    from evalkit.suite import Suite
+
+
+class RunLike(Protocol):
+    """What calibration reads of a run: its folder, manifest, suite and check rows (a `Run` is one)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def suite(self) -> Suite: ...
+
+    def checks(self) -> pl.DataFrame: ...
+
+
+class RunFolder:
+    """A run directory, read the first time something is asked of it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not (self.path / "manifest.json").is_file():
+            raise EvalkitError(
+                f"{self.path}: not a run directory (no manifest.json); pass a folder under runs/ that "
+                "`evalkit run` or `ek.run` wrote"
+            )
+
+    @cached_property
+    def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
+        from evalkit.results import load_run
+
+        return load_run(self.path)
+
+    @property
+    def manifest(self) -> Manifest:
+        return self._loaded[0]
+
+    @cached_property
+    def suite(self) -> Suite:
+        from evalkit.suite import load_suite
+
+        return load_suite(self.manifest.suite_path)
+
+    def checks(self) -> pl.DataFrame:
+        return self._loaded[1]
+
+
+def load_run_like(run: RunLike | str | Path) -> RunLike:
+    """`run` itself, or the run folder at that path."""
+    return RunFolder(run) if isinstance(run, str | Path) else run
