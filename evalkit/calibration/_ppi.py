@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import norm
 
 from evalkit.calibration._wilson import wilson_interval
 from evalkit.errors import EvalkitError
+from evalkit.stats import z_critical
 
 
 class PPIEstimate(BaseModel):
@@ -88,7 +88,7 @@ def ppi_pass_rate(
 
     Returns
     -------
-    A `PPIEstimate`: the corrected rate and normal interval, lambda, the counts, the judge-only rate
+    A `PPIEstimate`: the corrected rate and normal interval (both kept within [0, 1]), lambda, the counts, the judge-only rate
     on all cases and the human-only rate on the labelled cases with its Wilson interval.
     """
     every = _binary(judge_all, "judge_all")
@@ -119,11 +119,13 @@ def ppi_pass_rate(
     lam = _tuned_lambda(y, yhat, unl) if power_tuned else 1.0
     rate = float((lam * unl).mean() + (y - lam * yhat).mean())
     se = float(np.sqrt(np.std(lam * unl) ** 2 / big_n + np.std(y - lam * yhat) ** 2 / n))
-    z = float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    z = z_critical(confidence)
+    # a pass rate lies in [0, 1]: the normal interval is cut there (the part cut off holds no possible value, so
+    # coverage is kept); so is the point, which the correction can carry past a bound on few labels
     return PPIEstimate(
-        rate=rate,
-        ci_low=rate - z * se,
-        ci_high=rate + z * se,
+        rate=min(max(rate, 0.0), 1.0),
+        ci_low=max(rate - z * se, 0.0),
+        ci_high=min(rate + z * se, 1.0),
         lam=lam,
         n_labelled=n,
         n_unlabelled=big_n,

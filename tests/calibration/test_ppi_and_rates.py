@@ -30,8 +30,8 @@ def test_matches_ppi_python_tuned(seed: int, n: int, big_n: int, accuracy: float
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, unl, alpha=0.1)
     point = ppi_py.ppi_mean_pointestimate(y, yhat, unl)
     assert est.rate == pytest.approx(float(np.ravel(point)[0]), abs=TOL)
-    assert est.ci_low == pytest.approx(float(np.ravel(lo)[0]), abs=TOL)
-    assert est.ci_high == pytest.approx(float(np.ravel(hi)[0]), abs=TOL)
+    assert est.ci_low == pytest.approx(max(float(np.ravel(lo)[0]), 0.0), abs=TOL)
+    assert est.ci_high == pytest.approx(min(float(np.ravel(hi)[0]), 1.0), abs=TOL)
     assert 0.0 <= est.lam <= 1.0
     assert (est.n_labelled, est.n_unlabelled) == (n, big_n)
     assert est.judge_only_rate == pytest.approx(judge.mean())
@@ -47,10 +47,23 @@ def test_untuned_is_plain_ppi_and_positions_can_be_given() -> None:
     unl = np.delete(judge, where)
     lo, hi = ppi_py.ppi_mean_ci(human, judge[where], unl, alpha=0.05, lam=1)
     assert est.lam == 1.0
-    assert est.ci_low == pytest.approx(float(np.ravel(lo)[0]), abs=TOL)
-    assert est.ci_high == pytest.approx(float(np.ravel(hi)[0]), abs=TOL)
+    assert est.ci_low == pytest.approx(max(float(np.ravel(lo)[0]), 0.0), abs=TOL)
+    assert est.ci_high == pytest.approx(min(float(np.ravel(hi)[0]), 1.0), abs=TOL)
     with pytest.raises(EvalkitError, match="differs"):
         ppi_pass_rate(judge, 1 - judge[where], human, labelled=where)
+
+
+def test_the_interval_stays_within_0_and_1() -> None:
+    # nearly every case fails, by the judge and by people: the normal interval would reach below 0
+    judge = np.zeros(200)
+    judge[:3] = 1
+    human = np.zeros(20)
+    human[0] = 1
+    est = ppi_pass_rate(judge, judge[:20], human)
+    lo, hi = ppi_py.ppi_mean_ci(human, judge[:20], judge[20:], alpha=0.05)
+    assert float(np.ravel(lo)[0]) < 0.0  # what the unbounded interval says
+    assert est.ci_low == 0.0 and 0.0 <= est.rate <= est.ci_high <= 1.0
+    assert est.ci_high == pytest.approx(float(np.ravel(hi)[0]), abs=TOL)
 
 
 def test_confusion_rates_by_hand() -> None:
