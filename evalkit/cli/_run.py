@@ -170,7 +170,7 @@ class _Prefetch:
     @staticmethod
     def _load() -> None:
         with contextlib.suppress(Exception):  # what fails to import fails again where it is used
-            import evalkit.report  # noqa: F401
+            import evalkit.report._summary  # noqa: F401
 
     def join(self) -> None:
         if self._thread is not None:

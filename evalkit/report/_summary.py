@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from evalkit.errors import clip
-from evalkit.report._calibration import JudgeTrust, trust_lines
 from evalkit.report._failures import (
     DEFAULT_SHOW_FAILURES,
     ShowFailures,
@@ -17,6 +16,9 @@ from evalkit.report._failures import (
 )
 from evalkit.results import Manifest
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
+
+if TYPE_CHECKING:
+    from evalkit.report._calibration import JudgeTrust
 
 
 def _pct(x: float | None) -> str:
@@ -79,7 +81,10 @@ def format_summary(
         f"  ({overall['passes']}/{overall['n']} scored; {n_cases} cases x {repeats} repeat{'s' if repeats > 1 else ''})"
         f"  errors {overall['errors']}  not scored {overall['not_scored']}"
     )
-    lines.extend(trust_lines(judge))
+    if judge is not None:  # a run with no judged check has no trust to state, nor its module to load
+        from evalkit.report._calibration import trust_lines
+
+        lines.extend(trust_lines(judge))
     lines.append("")
     per_slice = rate_of(verdicts, by="slice").sort("slice")
     width = max(12, *(len(s) for s in per_slice["slice"].to_list()))
