@@ -12,4 +12,7 @@ def load(package: str, names: Mapping[str, str], name: str) -> object:
         module = names[name]
     except KeyError:
         raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    # kept in the package, so the next lookup is a plain attribute and not another call through __getattr__
+    setattr(importlib.import_module(package), name, value)
+    return value

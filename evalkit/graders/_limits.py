@@ -6,6 +6,7 @@ timeout; its default syntax (VERSION0) is the `re` module's, so a pattern means 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import regex
@@ -26,6 +27,7 @@ def seconds(limit: float) -> str:
     return f"{limit:g} s"
 
 
+@functools.lru_cache(maxsize=512)  # a suite's few patterns, each looked up again for every case it grades
 def compile_pattern(pattern: str, flags: str = "") -> Any:
     """Compile a case's pattern on the engine grading uses (regex, re-compatible syntax)."""
     value = 0
