@@ -188,6 +188,8 @@ def failure_lines(
                     if x.get("evidence")
                     else ""
                 )
+                if not ev and str(x.get("criterion")) in text:
+                    continue  # the case's line says it already
                 lines.append(f"    {'':<{idw}}  {'':<{slw}}    not met: {x.get('criterion')}{ev}")
     if limit < total:
         lines.append(f"    ... and {total - limit} more (--show-failures all lists them)")

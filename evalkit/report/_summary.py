@@ -31,6 +31,26 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+def _resolved(rows: pl.DataFrame, column: str, asked: str | None) -> str:
+    """`asked`, with the versions the API answered with where they differ from it (a simulated server's too)."""
+    if column not in rows.columns:
+        return asked or ""
+    got = sorted(v for v in rows.get_column(column).drop_nulls().unique().to_list() if v and v != asked)
+    return f"{asked} -> {', '.join(got)}" if asked and got else (asked or ", ".join(got))
+
+
+def _head(manifest: Manifest, rows: pl.DataFrame) -> str:
+    system = manifest.system.get("name", "?")
+    model = _resolved(rows, "system_model_version", manifest.system.get("model"))
+    judge = (manifest.judge or {}).get("model")
+    judged = judge and "judge_model" in rows.columns and rows.get_column("judge_model").drop_nulls().len() > 0
+    return (
+        f"{manifest.suite} · system {system}{f' ({model})' if model else ''}"
+        + (f" · judge {_resolved(rows, 'judge_model_version', judge)}" if judged else "")
+        + f" · suite version {manifest.suite_version}"
+    )
+
+
 def format_summary(
     manifest: Manifest,
     rows: pl.DataFrame,
@@ -54,10 +74,7 @@ def format_summary(
     The summary, lines joined by newlines.
     """
     lines: list[str] = []
-    system = manifest.system.get("name", "?")
-    model = manifest.system.get("model")
-    head = f"{manifest.suite} · system {system}{f' ({model})' if model else ''} · suite version {manifest.suite_version}"
-    lines.append(head)
+    lines.append(_head(manifest, rows))
     if rows.is_empty():
         return "\n".join([*lines, "no results"])
     verdicts = case_verdicts(rows)

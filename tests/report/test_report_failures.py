@@ -159,3 +159,46 @@ def test_a_single_run_has_no_one_bar_latency_chart(tmp_path: Path) -> None:
     page = render_html(build_report(manifest, rows))
     cost = page[page.index("<h2>Cost and latency</h2>") :]
     assert "<svg" not in cost.split("<h2>")[1] and "p95 latency" in cost
+
+
+def test_the_summary_names_the_models_that_answered_and_a_criterion_only_once(tmp_path: Path) -> None:
+    judged = judge_check(0, False).model_copy(
+        update={
+            "judge_model_version": "simulated-judge",
+            "detail": "1/2 criteria met: not met: Apologises",
+            "judge_criteria": [{"criterion": "Apologises", "met": False, "evidence": ""}],
+        }
+    )
+    result = CaseResult(
+        run_id="r",
+        suite="s",
+        suite_version="v1",
+        case_id="c00",
+        slice="easy",
+        status="fail",
+        output="reply",
+        system="claude",
+        system_model="claude-sonnet-4-6",
+        system_model_version="simulated-claude-sonnet-4-6",
+        checks=[judged],
+    )
+    run = RunDir(tmp_path / "r")
+    manifest = Manifest(
+        run_id="r",
+        suite="s",
+        suite_version="v1",
+        suite_path=str(tmp_path),
+        cases=1,
+        repeats=1,
+        system={"kind": "claude", "name": "claude", "model": "claude-sonnet-4-6"},
+        judge={"model": "claude-judge"},
+        status="complete",
+    )
+    run.write_manifest(manifest)
+    run.finalize([result])
+    manifest, rows = load_run(run.path)
+    head = format_summary(manifest, rows, criteria={}).splitlines()[0]
+    assert "system claude (claude-sonnet-4-6 -> simulated-claude-sonnet-4-6)" in head
+    assert "judge claude-judge -> simulated-judge" in head
+    text = format_report(build_report(manifest, rows, run_dir=run.path))
+    assert text.count("not met: Apologises") == 1  # the case's line says it; no second line repeats it
