@@ -80,7 +80,7 @@ def comparison_card(cmp: RunComparison) -> str:
     diff = (
         "–"
         if s["n"] == 0
-        else f"{s['diff'] * 100:+.1f} pts (95% CI {s['ci_low'] * 100:+.1f} to {s['ci_high'] * 100:+.1f})"
+        else f"{s['diff'] * 100:+z.1f} pts (95% CI {s['ci_low'] * 100:+z.1f} to {s['ci_high'] * 100:+z.1f})"
     )
     body = (
         f"<div><code>{_e(s['run_b'])}</code> against <code>{_e(s['run_a'])}</code>, {s['n']} shared cases</div>"

@@ -13,13 +13,13 @@ Interval = tuple[float, float] | None
 def _pct(x: float | None, sign: bool = False) -> str:
     if x is None:
         return "—"
-    return f"{100 * x:+.1f}" + " points" if sign else f"{100 * x:.1f}%"
+    return f"{100 * x:+z.1f}" + " points" if sign else f"{100 * x:.1f}%"
 
 
 def _ci(ci: Interval, sign: bool = False) -> str:
     if ci is None:
         return ""
-    fmt = "{:+.1f}" if sign else "{:.1f}%"
+    fmt = "{:+z.1f}" if sign else "{:.1f}%"
     return " [" + ", ".join(fmt.format(100 * v) for v in ci) + "]"
 
 

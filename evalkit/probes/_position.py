@@ -138,7 +138,7 @@ def _ci(ci: Interval) -> str:
 
 def format_position(p: PositionProbe) -> str:
     """A few terminal lines for `p`."""
-    bias = "—" if p.position_bias is None else f"{100 * p.position_bias:+.1f} points"
+    bias = "—" if p.position_bias is None else f"{100 * p.position_bias:+z.1f} points"
     pval = "" if p.position_bias_p is None else f", McNemar exact p = {p.position_bias_p:.3g}"
     return "\n".join(
         [

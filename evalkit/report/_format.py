@@ -13,12 +13,13 @@ def is_nan(x: Any) -> bool:
 
 def pct(x: Any, digits: int = 1) -> str:
     """A proportion as a percentage ("n/a" when unknown)."""
-    return "n/a" if is_nan(x) else f"{100 * float(x):.{digits}f}%"
+    return "n/a" if is_nan(x) else f"{100 * float(x):z.{digits}f}%"
 
 
 def pts(x: Any, digits: int = 1) -> str:
     """A difference of proportions in percentage points, signed."""
-    return "n/a" if is_nan(x) else f"{100 * float(x):+.{digits}f} pts"
+    # "z": a change that rounds to zero reads +0.0, never -0.0
+    return "n/a" if is_nan(x) else f"{100 * float(x):+z.{digits}f} pts"
 
 
 def pval(p: Any) -> str:
@@ -44,4 +45,4 @@ def plural(n: int, word: str) -> str:
 def ci_pts(low: Any, high: Any) -> str:
     if is_nan(low) or is_nan(high):
         return "n/a"
-    return f"{100 * low:+.1f} to {100 * high:+.1f} pts"
+    return f"{100 * low:+z.1f} to {100 * high:+z.1f} pts"

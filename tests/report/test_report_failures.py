@@ -202,3 +202,11 @@ def test_the_summary_names_the_models_that_answered_and_a_criterion_only_once(tm
     assert "judge claude-judge -> simulated-judge" in head
     text = format_report(build_report(manifest, rows, run_dir=run.path))
     assert text.count("not met: Apologises") == 1  # the case's line says it; no second line repeats it
+
+
+def test_a_change_that_rounds_to_zero_is_never_minus_zero() -> None:
+    from evalkit.report import ci_pts, pct, pts
+
+    assert ci_pts(-1e-17, 0.793) == "+0.0 to +79.3 pts"
+    assert pts(-0.0001) == "+0.0 pts" and pct(-1e-12) == "0.0%"
+    assert pts(-0.012) == "-1.2 pts"
