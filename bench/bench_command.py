@@ -157,7 +157,9 @@ def evalkit_run(
     argv += ["--cache-dir", str(cache), "--concurrency", str(CONCURRENCY), "--judge", "off", "-q"]
     argv += ["--runs-dir", str(runs)]
     started = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    # run from the tree itself: `python -m` puts the working directory first on sys.path, so from this checkout a
+    # peer's command would import this checkout's evalkit
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=tree)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0 or "run saved to" not in proc.stdout:
         raise RuntimeError(f"evalkit run exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
