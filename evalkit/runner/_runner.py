@@ -32,7 +32,7 @@ Ending = Literal["complete", "interrupted", "stopped", "failed"]
 
 # requests looked up in the cache to tell a warm rerun, which needs neither the SDK nor worker processes
 _SAMPLE = 12
-# threads for a run the cache answers: its work is CPU, so more threads only take turns
+# threads that call what a warm rerun's cache cannot answer (the cached cases run in the calling thread)
 _WARM_THREADS = 4
 
 
