@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalkit.baseline._info import run_info
 from evalkit.errors import clip
 from evalkit.report._failures import (
     DEFAULT_SHOW_FAILURES,
@@ -31,22 +32,23 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _resolved(rows: pl.DataFrame, column: str, asked: str | None) -> str:
+def _asked_and_got(asked: str | None, got: tuple[str, ...]) -> str:
     """`asked`, with the versions the API answered with where they differ from it (a simulated server's too)."""
-    if column not in rows.columns:
-        return asked or ""
-    got = sorted(v for v in rows.get_column(column).drop_nulls().unique().to_list() if v and v != asked)
-    return f"{asked} -> {', '.join(got)}" if asked and got else (asked or ", ".join(got))
+    other = [v for v in got if v and v != asked]
+    return f"{asked} -> {', '.join(other)}" if asked and other else (asked or ", ".join(other))
 
 
 def _head(manifest: Manifest, rows: pl.DataFrame) -> str:
-    system = manifest.system.get("name", "?")
-    model = _resolved(rows, "system_model_version", manifest.system.get("model"))
-    judge = (manifest.judge or {}).get("model")
-    judged = judge and "judge_model" in rows.columns and rows.get_column("judge_model").drop_nulls().len() > 0
+    info = run_info(manifest, rows)
+    model = _asked_and_got(info.system_model, info.system_model_versions)
+    judged = (
+        info.judge_model
+        and "judge_model" in rows.columns
+        and rows.get_column("judge_model").drop_nulls().len()
+    )
     return (
-        f"{manifest.suite} · system {system}{f' ({model})' if model else ''}"
-        + (f" · judge {_resolved(rows, 'judge_model_version', judge)}" if judged else "")
+        f"{manifest.suite} · system {info.system_name or '?'}{f' ({model})' if model else ''}"
+        + (f" · judge {_asked_and_got(info.judge_model, info.judge_model_versions)}" if judged else "")
         + f" · suite version {manifest.suite_version}"
     )
 

@@ -59,17 +59,11 @@ def run_in_threads(
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalkit") as pool:
         try:
             for case, repeat in todo:
-                if cached_inline:
-                    try:
-                        recorder.record(execute_case(ctx, case, repeat, run_id, cache_only=True))
-                    except NotCached:
-                        pass  # called by the pool, below
-                    else:
-                        if pending:
-                            finished = {f for f in pending if f.done()}
-                            pending -= finished
-                            _record(finished, recorder)
-                        continue
+                if cached_inline and _answered_here(ctx, case, repeat, run_id, recorder):
+                    finished = {f for f in pending if f.done()}
+                    pending -= finished
+                    _record(finished, recorder)
+                    continue
                 pending.add(pool.submit(execute, case, repeat))
                 if len(pending) >= 2 * workers:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -88,6 +82,16 @@ def run_in_threads(
                     with contextlib.suppress(StopRun):
                         _record([f], recorder)
             raise
+
+
+def _answered_here(ctx: RunContext, case: Case, repeat: int, run_id: str, recorder: Recorder) -> bool:
+    """Run and record `case` in this thread if the response cache answers it; False (nothing done) if not."""
+    try:
+        result = execute_case(ctx, case, repeat, run_id, cache_only=True)
+    except NotCached:
+        return False
+    recorder.record(result)
+    return True
 
 
 def _record(finished: Iterable[Future[CaseResult | None]], recorder: Recorder) -> None:
