@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalkit.baseline import VERDICT_COLUMNS, Reference, load_reference, run_info
-from evalkit.gate import run_gate
-from evalkit.report import build_report, format_report, render_html
-from evalkit.results import CHECK_ROW_SCHEMA, Manifest, RunDir, load_run
+from evalkit._baseline import VERDICT_COLUMNS, Reference, load_reference, run_info
+from evalkit._gate import run_gate
+from evalkit._report import build_report, format_report, render_html
+from evalkit._results import CHECK_ROW_SCHEMA, Manifest, RunDir, load_run
 from evalkit.stats import case_verdicts
 
 BUDGET_S = 5.0

@@ -34,10 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from evalkit.client import Client
-from evalkit.runner import Runner, RunOptions
+from evalkit._client import Client
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import ClaudeSystem, load_system
 from evalkit.suite import load_suite
-from evalkit.systems import ClaudeSystem, load_system
 
 CASES = 1_000
 CONCURRENCY = 50
@@ -228,9 +228,9 @@ MEMORY_CHILD = textwrap.dedent(
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             return rss // 1024 if sys.platform == "darwin" else rss
 
-    from evalkit.runner import Runner, RunOptions
+    from evalkit._runner import Runner, RunOptions
     from evalkit.suite import load_suite
-    from evalkit.systems import load_system
+    from evalkit._systems import load_system
 
     imports = high_water_kb()
     suite_root, cache, out, spec, base_url = sys.argv[1:6]
@@ -238,7 +238,7 @@ MEMORY_CHILD = textwrap.dedent(
     system = load_system(spec, suite)
     client = None
     if base_url:  # only a Claude run loads the SDK
-        from evalkit.client import Client
+        from evalkit._client import Client
 
         client = Client(base_url=base_url, api_key="sk-ant-bench-local", max_concurrency=50)
     before = high_water_kb()

@@ -48,7 +48,7 @@ PUBLIC: dict[str, list[str]] = {
         "runs",
         "setup_changes",
     ],
-    "evalkit.baseline": [
+    "evalkit._baseline": [
         "Accepted",
         "BASELINE_NAME",
         "Baseline",
@@ -84,7 +84,7 @@ PUBLIC: dict[str, list[str]] = {
         "suite_case_hashes",
         "version_warning",
     ],
-    "evalkit.cache": [
+    "evalkit._cache": [
         "BASE_URL_ENV",
         "CACHE_DIR_ENV",
         "CACHE_FORMAT_VERSION",
@@ -164,7 +164,7 @@ PUBLIC: dict[str, list[str]] = {
     "evalkit.cli": [
         "main",
     ],
-    "evalkit.client": [
+    "evalkit._client": [
         "BatchStatus",
         "CallError",
         "CallResult",
@@ -194,7 +194,7 @@ PUBLIC: dict[str, list[str]] = {
         "load_llmbar",
         "load_pandalm",
     ],
-    "evalkit.gate": [
+    "evalkit._gate": [
         "ALPHA",
         "DEFAULT_MAX_DROP",
         "GateDecision",
@@ -275,12 +275,12 @@ PUBLIC: dict[str, list[str]] = {
         "verbosity_rows",
         "write_verdicts",
     ],
-    "evalkit.records": [
+    "evalkit._records": [
         "RecordsError",
         "read_jsonl",
         "write_jsonl",
     ],
-    "evalkit.report": [
+    "evalkit._report": [
         "Comparison",
         "JudgeTrust",
         "JudgedCheck",
@@ -316,7 +316,7 @@ PUBLIC: dict[str, list[str]] = {
         "trust_lines",
         "warning_lines",
     ],
-    "evalkit.results": [
+    "evalkit._results": [
         "CASE_STATUSES",
         "CHECK_ONLY_COLUMNS",
         "CHECK_ROW_SCHEMA",
@@ -340,7 +340,7 @@ PUBLIC: dict[str, list[str]] = {
         "load_run",
         "now_iso",
     ],
-    "evalkit.runner": [
+    "evalkit._runner": [
         "RunContext",
         "RunOptions",
         "RunOutcome",
@@ -440,7 +440,7 @@ PUBLIC: dict[str, list[str]] = {
         "with_case",
         "written_form",
     ],
-    "evalkit.systems": [
+    "evalkit._systems": [
         "CallsFunction",
         "ClaudeSystem",
         "PythonSystem",

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
-    from evalkit.baseline import RunInfo
+    from evalkit._baseline import RunInfo
 
-# (what, RunInfo field), in the order and with the names `evalkit.baseline.run_changes` words them, so a
+# (what, RunInfo field), in the order and with the names `evalkit._baseline.run_changes` words them, so a
 # changed row here reads as that line of the report: "<what>: <before> -> <after>"
 _FIELDS = (
     ("suite version", "suite_version"),
@@ -40,7 +40,7 @@ def setup_changes(a: RunInfo, b: RunInfo) -> pl.DataFrame:
     Parameters
     ----------
     a, b:
-        The two runs' identities (`evalkit.baseline.run_info`, or a baseline's `baseline_info`).
+        The two runs' identities (`evalkit._baseline.run_info`, or a baseline's `baseline_info`).
 
     Returns
     -------

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalkit._baseline import RunInfo
+    from evalkit._report import Comparison
     from evalkit.api._run import Run
-    from evalkit.baseline import RunInfo
-    from evalkit.report import Comparison
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,9 +127,9 @@ class RunComparison:
 
 def compare(run: Run, other: Run | str | Path) -> RunComparison:
     """`run` (B) against `other` (A)."""
+    from evalkit._baseline import run_info
+    from evalkit._report import compare as compare_verdicts
     from evalkit.api._reference import reference_of
-    from evalkit.baseline import run_info
-    from evalkit.report import compare as compare_verdicts
 
     rows = run.checks()
     info = run_info(run.manifest, rows)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
+    from evalkit._systems import RunnableSystem, System
     from evalkit.api._run import Run
     from evalkit.suite import Suite
-    from evalkit.systems import RunnableSystem, System
 
 SuiteLike = "Suite | str | Path"
 SystemLike = "System | Callable[[Any], Any] | str | Path | None"
@@ -46,7 +46,7 @@ def as_run_system(system: System | Callable[[Any], Any] | str | Path | None, sui
     """
     import dataclasses
 
-    from evalkit.systems import ClaudeSystem, PythonSystem, as_system, load_system, python_system
+    from evalkit._systems import ClaudeSystem, PythonSystem, as_system, load_system, python_system
 
     if system is None:
         return load_system(None, suite)
@@ -95,8 +95,8 @@ def run(
     Run
         The run, read from its directory.
     """
+    from evalkit._runner import Runner, RunOptions
     from evalkit.api._run import Run
-    from evalkit.runner import Runner, RunOptions
 
     for name, value, least in (
         ("repeats", repeats, 1),

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-# (what, RunInfo field), in the order and with the names `evalkit.baseline.run_changes` words them, so a
+# (what, RunInfo field), in the order and with the names `evalkit._baseline.run_changes` words them, so a
 # changed row here reads as that line of the report: "<what>: <before> -> <after>"
 _HISTORY_COLUMNS = (
     "started_at",
@@ -37,8 +37,8 @@ _HISTORY_COLUMNS = (
 
 
 def _resolved(path: str) -> tuple[str | None, str | None]:
+    from evalkit._baseline import run_info
     from evalkit.api._run import Run
-    from evalkit.baseline import run_info
 
     run = Run(path)
     info = run_info(run.manifest, run.checks())

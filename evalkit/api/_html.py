@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evalkit._report import JudgeTrust
     from evalkit.api._compare import RunComparison
     from evalkit.api._run import Run
-    from evalkit.report import JudgeTrust
 
 _CARD = (
     '<div style="font-family:system-ui,sans-serif;border:1px solid #ccd;border-radius:6px;padding:8px 12px;'
@@ -64,7 +64,7 @@ def _trust_line(run: Run) -> str:
     trust = run.judge_trust()
     if trust is None:
         return ""
-    from evalkit.report import trust_lines
+    from evalkit._report import trust_lines
 
     lines = [x.strip() for x in trust_lines(trust)]
     if not lines:
@@ -117,8 +117,8 @@ class HTMLReport:
 def report(run: Run, baseline: Run | str | Path | None, *, judge: JudgeTrust | None = None) -> HTMLReport:
     """The HTML report of `run`, against `baseline` (or the suite's baseline.json when there is one), with the
     judge's calibration state and corrected pass rates when given."""
+    from evalkit._report import build_report, render_html
     from evalkit.api._reference import reference_of
-    from evalkit.report import build_report, render_html
 
     if baseline is None:
         committed = run._committed_baseline()

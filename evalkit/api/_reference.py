@@ -11,6 +11,6 @@ if TYPE_CHECKING:
 
 def reference_of(other: Run | str | Path) -> Any:
     """A `Reference` for a Run, a run directory, a baseline.json or a suite folder holding one."""
-    from evalkit.baseline import load_reference
+    from evalkit._baseline import load_reference
 
     return load_reference(Path(other) if isinstance(other, str | Path) else other.path)

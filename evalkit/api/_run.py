@@ -13,11 +13,11 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalkit._gate._gate import GateOutcome
+    from evalkit._report import JudgeTrust
+    from evalkit._results import Manifest
     from evalkit.api._compare import RunComparison
     from evalkit.api._html import HTMLReport
-    from evalkit.gate._gate import GateOutcome
-    from evalkit.report import JudgeTrust
-    from evalkit.results import Manifest
     from evalkit.suite import Suite
 
 By = str | list[str] | None
@@ -42,7 +42,7 @@ class Run:
 
     @cached_property
     def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
-        from evalkit.results import load_run
+        from evalkit._results import load_run
 
         return load_run(self.path)
 
@@ -190,7 +190,7 @@ class Run:
 
         Returns the outcome: ``.decision.failed``, ``.exit_code`` (as ``evalkit gate``) and ``.text``.
         """
-        from evalkit.gate import run_gate
+        from evalkit._gate import run_gate
 
         if baseline is None:
             baseline = self._committed_baseline()

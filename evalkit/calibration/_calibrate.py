@@ -466,7 +466,7 @@ def calibrate(
     -------
     Calibration
     """
-    from evalkit.report._failures import judge_criteria
+    from evalkit._report._failures import judge_criteria
 
     loaded = _load(run)
     rows = loaded.checks()

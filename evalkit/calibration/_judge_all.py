@@ -29,11 +29,11 @@ def suite_judge(
     """The suite's judge as a run makes it: evalkit's `Judge` with the suite's settings, through the response
     cache and the same client the runner uses (``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL`` from the
     environment unless `client` is given)."""
-    from evalkit.cache import ResponseCache
+    from evalkit._cache import ResponseCache
     from evalkit.graders import Judge
 
     if client is None:
-        from evalkit.client import Client
+        from evalkit._client import Client
 
         client = Client()
     cache = ResponseCache(cache_dir, mode=cache_mode)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:
     import polars as pl
 
-    from evalkit.results import Manifest
+    from evalkit._results import Manifest
     from evalkit.suite import Suite
 
 
@@ -47,7 +47,7 @@ class RunFolder:
 
     @cached_property
     def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
-        from evalkit.results import load_run
+        from evalkit._results import load_run
 
         return load_run(self.path)
 

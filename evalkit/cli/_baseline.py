@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
-    from evalkit.baseline import accept
+    from evalkit._baseline import accept
 
     done = accept(args.run, to=args.to, force=args.force, outputs=args.outputs)
     b = done.baseline

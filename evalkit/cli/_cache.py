@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _days(text: str) -> float:
-    from evalkit.cache import MAX_PRUNE_DAYS
+    from evalkit._cache import MAX_PRUNE_DAYS
 
     try:
         value = float(text)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stats(directory: Path | None) -> int:
-    from evalkit.cache import scan
+    from evalkit._cache import scan
 
     summary = scan(directory)
     missing = "" if summary.directory.exists() else " (no such directory)"
@@ -104,7 +104,7 @@ def _stats(directory: Path | None) -> int:
 
 
 def _prune(directory: Path | None, *, older_than: float, dry_run: bool) -> int:
-    from evalkit.cache import prune
+    from evalkit._cache import prune
 
     report = prune(directory, older_than_days=older_than, dry_run=dry_run)
     verb = "would remove" if report.dry_run else "removed"

@@ -43,8 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.gate import run_gate
-    from evalkit.results import load_run
+    from evalkit._gate import run_gate
+    from evalkit._results import load_run
 
     outcome = run_gate(
         args.run,

@@ -158,7 +158,7 @@ def _main(args: argparse.Namespace) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
     except Exception as exc:
-        client = sys.modules.get("evalkit.client._errors")  # imported only by commands that use the client
+        client = sys.modules.get("evalkit._client._errors")  # imported only by commands that use the client
         if client is None or not isinstance(exc, client.CallError):
             raise
         print(f"evalkit: error: an API call failed ({exc})", file=sys.stderr)

@@ -173,7 +173,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _write_rows(path: str | None, rows: Any) -> None:
     if path:
-        from evalkit.records import write_jsonl
+        from evalkit._records import write_jsonl
 
         write_jsonl(path, rows.iter_rows(named=True))
 

@@ -49,10 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalkit._baseline import load_reference
     from evalkit._fs import atomic_write_text
-    from evalkit.baseline import load_reference
-    from evalkit.report import build_report, format_report, render_html
-    from evalkit.results import load_run
+    from evalkit._report import build_report, format_report, render_html
+    from evalkit._results import load_run
 
     manifest, rows = load_run(args.run)
     reference = load_reference(args.baseline) if args.baseline else None

@@ -139,7 +139,7 @@ def _preload_sdk(args: argparse.Namespace) -> None:
         return
     cache = args.cache or "readwrite"
     if cache == "readwrite":
-        from evalkit.cache import default_cache_dir
+        from evalkit._cache import default_cache_dir
 
         directory = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
         try:
@@ -150,7 +150,7 @@ def _preload_sdk(args: argparse.Namespace) -> None:
             pass  # no cache yet: every request is a call
     elif cache == "replay":
         return
-    from evalkit.client import preload
+    from evalkit._client import preload
 
     preload()
 
@@ -170,7 +170,7 @@ class _Prefetch:
     @staticmethod
     def _load() -> None:
         with contextlib.suppress(Exception):  # what fails to import fails again where it is used
-            import evalkit.report._summary  # noqa: F401
+            import evalkit._report._summary  # noqa: F401
 
     def join(self) -> None:
         if self._thread is not None:
@@ -182,15 +182,15 @@ def run(args: argparse.Namespace) -> int:
 
     import polars as pl
 
+    from evalkit._results import load_run
+    from evalkit._runner import Runner, RunOptions
+    from evalkit._systems import load_system
     from evalkit.errors import EvalkitError, SuiteValidationError
-    from evalkit.results import load_run
-    from evalkit.runner import Runner, RunOptions
     from evalkit.suite import load_suite
-    from evalkit.systems import load_system
 
     if args.resume:
-        from evalkit.results import RunDir
-        from evalkit.runner._resume import resume_conflicts
+        from evalkit._results import RunDir
+        from evalkit._runner._resume import resume_conflicts
 
         manifest = RunDir(Path(args.resume)).read_manifest()
         paths = [Path(manifest.suite_path)]
@@ -275,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         prefetch.join()
         outcome = runner.run(resume=Path(args.resume) if args.resume else None, on_result=prefetch)
         manifest, rows = load_run(outcome.run_dir)
-        from evalkit.report import format_summary, judge_criteria
+        from evalkit._report import format_summary, judge_criteria
 
         judge = None
         if (rows.get_column("tier") == "judge").any():  # a run with no judged check imports no calibration
@@ -308,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  gate: no {baseline}; accept one with `evalkit baseline accept {outcome.run_dir}`")
                 status = max(status, EXIT_FAIL)
             else:
-                from evalkit.gate import run_gate
+                from evalkit._gate import run_gate
 
                 try:
                     gate = run_gate(
@@ -327,9 +327,9 @@ def run(args: argparse.Namespace) -> int:
                     print("  " + gate.text.replace("\n", "\n  "))
                     status = max(status, gate.exit_code)
         if args.report:
+            from evalkit._baseline import load_reference
             from evalkit._fs import atomic_write_text
-            from evalkit.baseline import load_reference
-            from evalkit.report import build_report, render_html
+            from evalkit._report import build_report, render_html
 
             reference = load_reference(baseline) if baseline.exists() else None
             html_path = outcome.run_dir / "report.html"
@@ -341,14 +341,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
-    from evalkit.runner import estimate_run
+    from evalkit._runner import estimate_run
 
     count = None
     if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
-        from evalkit.client import Client
+        from evalkit._client import Client
 
         count = Client(max_retries=args.max_retries).count_tokens
-    from evalkit.cache import ResponseCache
+    from evalkit._cache import ResponseCache
 
     judge = None if args.judge == "off" else suite.config.judge
     # the run will find what the cache holds: the estimate counts it as free too

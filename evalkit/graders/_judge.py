@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit._hashing import sha256_hex
-from evalkit.cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit.errors import EvalkitError
 from evalkit.graders._base import JudgeGrade, is_missing
 from evalkit.graders._fence import fence_suffix, neutralise, suffixed
@@ -143,7 +143,7 @@ class Judge:
 
     def build_request(self, check: JudgeCheck, value: Any, case: Case) -> dict[str, Any]:
         """The plain-JSON request for one verdict: what the cache key and count_tokens see."""
-        from evalkit.client import structured_request
+        from evalkit._client import structured_request
 
         user = rubric_prompt(self.template, case.input, value, list(check.rubric), check.reference)
         return structured_request(_base_request(self.settings, self.template.system, user), RubricVerdict)
@@ -182,7 +182,7 @@ class Judge:
         self, request: dict[str, Any], key: str, repeat: int, case: Case, use_cache: bool
     ) -> tuple[Any, bool, bool]:
         """(result, counted as a cache hit, read from the cache)."""
-        from evalkit.client import CallResult
+        from evalkit._client import CallResult
 
         if use_cache and self.cache is not None:
             entry = self.cache.get(key, label=f"judge for case {case.id} repeat {repeat}")
@@ -263,7 +263,7 @@ class PairwiseJudge:
     template: PromptTemplate = field(default_factory=lambda: load_template("judge_pairwise"))
 
     def build_request(self, case_input: Any, first: Any, second: Any, criteria: list[str]) -> dict[str, Any]:
-        from evalkit.client import structured_request
+        from evalkit._client import structured_request
 
         parts = [neutralise(_as_text(v)) for v in (case_input, first, second)]
         user = _fill(
@@ -276,7 +276,7 @@ class PairwiseJudge:
         return structured_request(_base_request(self.settings, self.template.system, user), PairwiseVerdict)
 
     def _ask(self, request: dict[str, Any], label: str) -> tuple[PairwiseVerdict, Any]:
-        from evalkit.client import CallResult
+        from evalkit._client import CallResult
 
         key = cache_key(MESSAGES_ENDPOINT, request, 0)
         if self.cache is not None:

@@ -12,9 +12,9 @@ from typing import cast
 import altair as alt
 import polars as pl
 
+from evalkit._report._charts import NOISE, ROW_STEP, WIDTH, WORSE
 from evalkit.probes._effects import InjectionEffect, VerbosityEffect
 from evalkit.probes._position import PositionProbe
-from evalkit.report._charts import NOISE, ROW_STEP, WIDTH, WORSE
 
 ROWS_SCHEMA = {
     "label": pl.String,

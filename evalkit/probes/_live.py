@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
+    from evalkit._runner import Runner
     from evalkit.graders import Judge
-    from evalkit.runner import Runner
     from evalkit.suite import Case, JudgeCheck, Suite
 
 T = TypeVar("T")
@@ -101,10 +101,10 @@ def run_for_outputs(
     `SuiteOutputs`. A case that errored, or whose judged field is missing, is counted, not probed; a judged
     value that is not text (an object) is counted in ``not_text``: padding and attacks alter text.
     """
+    from evalkit._runner import Runner, RunOptions
     from evalkit.api import as_run_system
     from evalkit.graders import Judge
     from evalkit.graders._base import get_field, is_missing
-    from evalkit.runner import Runner, RunOptions
     from evalkit.suite import JudgeCheck, load_suite
 
     options = options or LiveOptions()
@@ -126,7 +126,7 @@ def run_for_outputs(
     outcome = runner.run()
     made = runner.context.judge
     if not isinstance(made, Judge):  # judge="off": a judge of the same construction as the runner's
-        from evalkit.runner._context import _LazyClient
+        from evalkit._runner._context import _LazyClient
 
         made = Judge(client=_LazyClient(runner.context), settings=loaded.config.judge, cache=runner.cache)
     found = SuiteOutputs(suite=loaded, system=chosen.name, run_dir=outcome.run_dir, judge=made, runner=runner)

@@ -56,7 +56,7 @@ def is_pairs_file(path: str | Path) -> bool:
 
 def read_pairs(path: str | Path) -> list[Pair]:
     """Read a pairs file; every bad line is reported at once, with its place (a `RecordsError`)."""
-    from evalkit.records import RecordsError, read_jsonl
+    from evalkit._records import RecordsError, read_jsonl
 
     problems: list[Problem] = []
     pairs: list[Pair] = []
@@ -152,14 +152,14 @@ def judge_pairs(
     from the environment) unless one is given; a malformed verdict after its retry is a null winner.
     `served`, when given, collects the model ids the replies named (a simulated judge names itself).
     """
-    from evalkit.cache import ResponseCache
+    from evalkit._cache import ResponseCache
     from evalkit.graders import JudgeError, PairwiseJudge
     from evalkit.suite import JudgeSettings
 
     opts = options or LiveOptions()
     chosen = settings or JudgeSettings()
     if client is None:
-        from evalkit.client import Client
+        from evalkit._client import Client
 
         client = Client(max_concurrency=opts.concurrency, max_retries=opts.max_retries, timeout=120.0)
     cache = ResponseCache(opts.cache_dir, mode=opts.cache_mode)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ Conventions (each is tested against scipy / statsmodels):
 * Paired comparisons report B minus A: a positive difference means run B passes more cases.
 """
 
-from evalkit.results import CHECK_STATUSES
+from evalkit._results import CHECK_STATUSES
 from evalkit.stats._cost import CostLatency, cost_latency
 from evalkit.stats._dist import (
     binom_cdf_half,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from evalkit.results import NOT_RUN_STATUSES
+from evalkit._results import NOT_RUN_STATUSES
 from evalkit.stats._frames import Q_METHOD, count_of, require_check_rows
 from evalkit.stats._verdicts import case_verdicts
 
@@ -33,7 +33,7 @@ def cost_latency(rows: pl.DataFrame) -> CostLatency:
     Parameters
     ----------
     rows:
-        Check rows (one per case, repeat and check), as :func:`evalkit.results.load_run` returns them.
+        Check rows (one per case, repeat and check), as :func:`evalkit._results.load_run` returns them.
 
     Returns
     -------

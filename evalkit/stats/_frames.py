@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import polars as pl
 
+from evalkit._results import CASE_STATUSES, CHECK_ONLY_COLUMNS, CHECK_STATUSES, SCORED_STATUSES
 from evalkit.errors import EvalkitError
-from evalkit.results import CASE_STATUSES, CHECK_ONLY_COLUMNS, CHECK_STATUSES, SCORED_STATUSES
 
 VERDICT_STATUSES: Final = CASE_STATUSES
 UNSCORED: Final = ("skipped", "not_judged", "not_scored")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit.results import CHECK_STATUSES, NOT_RUN_STATUSES
+from evalkit._results import CHECK_STATUSES, NOT_RUN_STATUSES
 from evalkit.stats._frames import (
     ROW_COLUMNS,
     check_status,
@@ -31,7 +31,7 @@ def case_verdicts(rows: pl.DataFrame) -> pl.DataFrame:
     Parameters
     ----------
     rows:
-        Check rows, one per (run, case, repeat, check), as :func:`evalkit.results.load_run` returns them.
+        Check rows, one per (run, case, repeat, check), as :func:`evalkit._results.load_run` returns them.
 
     Returns
     -------

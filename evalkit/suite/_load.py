@@ -17,7 +17,7 @@ from evalkit.suite._suite import Suite
 
 def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -> list[Problem]:
     """An undated alias (name the dated id to pin), or an id nobody knows (its cost will be unknown)."""
-    from evalkit.client import DEFAULT_PRICES, PINNED_IDS, current_prices, sdk_model_ids
+    from evalkit._client import DEFAULT_PRICES, PINNED_IDS, current_prices, sdk_model_ids
 
     try:
         prices = current_prices()
@@ -47,7 +47,7 @@ def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -
                     f"{name!r} is in neither the price table nor the anthropic SDK's model list: "
                     "its cost will be unknown",
                     "check the spelling; if the id is right, price it in a file named by EVALKIT_PRICES "
-                    "(see evalkit/client/_pricing.py)",
+                    "(see evalkit/_client/_pricing.py)",
                 )
             )
     return out

@@ -29,7 +29,7 @@ UNSENDABLE_SCHEMA_HINT = "write a nullable field as anyOf [{type: X}, {type: nul
 
 def unsendable_schema(schema: dict[str, Any]) -> str | None:
     """Why structured output cannot take `schema` (the SDK's strict form of it fails), or None if it can."""
-    from evalkit.client import json_schema_format
+    from evalkit._client import json_schema_format
 
     try:
         json_schema_format(schema)
@@ -40,7 +40,7 @@ def unsendable_schema(schema: dict[str, Any]) -> str | None:
 
 def schema_warnings(schema: dict[str, Any], shown: str) -> list[Problem]:
     """Where Claude's structured output will not enforce the schema (the schema check still does)."""
-    from evalkit.client import json_schema_format
+    from evalkit._client import json_schema_format
 
     why = unsendable_schema(schema)
     if why is not None:

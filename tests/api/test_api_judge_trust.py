@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import evalkit as ek
+from evalkit._report import pct
 from evalkit.calibration import corrected_pass_rate, read_labels, write_labels
-from evalkit.report import pct
 from evalkit.testing import LocalAnthropicServer, SimulatedJudge
 
 ROOT = Path(__file__).resolve().parents[2]

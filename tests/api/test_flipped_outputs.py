@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import evalkit as ek
-from evalkit.baseline import accept
+from evalkit._baseline import accept
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "goldens" / "support-triage"
@@ -25,7 +25,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[ek.Run, ek.Run, Path
     v = before.verdicts()
     broken = set(v.filter(pl.col("status") == "pass").get_column("case_id").to_list()[:4])
     ids = {json.dumps(c.input, sort_keys=True): c.id for c in suite.cases}
-    from evalkit.systems import load_system
+    from evalkit._systems import load_system
 
     good = load_system("baseline", suite)
 

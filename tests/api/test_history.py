@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 import evalkit as ek
+from evalkit._baseline import RunInfo, run_changes
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir
 from evalkit.api import setup_changes
-from evalkit.baseline import RunInfo, run_changes
 from evalkit.errors import EvalkitError
-from evalkit.results import CaseResult, CheckResult, Manifest, RunDir
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "goldens" / "support-triage"

@@ -77,7 +77,7 @@ def test_repeats_give_a_clustered_interval(suite: Any, tmp_path: Path) -> None:
 
 
 def test_compare_names_the_flipped_cases(baseline_run: ek.Run, suite: Any, tmp_path: Path) -> None:
-    from evalkit.systems import load_system
+    from evalkit._systems import load_system
 
     good = load_system("baseline", suite)
     passed = baseline_run.verdicts().filter(pl.col("status") == "pass").get_column("case_id").to_list()

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evalkit.baseline import (
+from evalkit._baseline import (
     OUTPUT_CAP,
     TEXT_CAP,
     accept,
@@ -19,9 +19,9 @@ from evalkit.baseline import (
     load_baseline,
     load_reference,
 )
+from evalkit._gate import run_gate
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.errors import EvalkitError
-from evalkit.gate import run_gate
-from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 40

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.cache import (
+from evalkit._cache import (
     ResponseCache,
     cache_key,
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cache_helpers import _backdate, make_request, store
 
-from evalkit.cache import (
+from evalkit._cache import (
     ResponseCache,
 )
 

@@ -21,7 +21,7 @@ from cache_helpers import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.cache import (
+from evalkit._cache import (
     CACHE_FORMAT_VERSION,
     MESSAGES_ENDPOINT,
     ResponseCache,

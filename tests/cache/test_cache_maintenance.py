@@ -15,7 +15,7 @@ from cache_helpers import (
     store,
 )
 
-from evalkit.cache import (
+from evalkit._cache import (
     CacheError,
     ResponseCache,
     prune,

@@ -25,7 +25,7 @@ from cache_helpers import (
     temp_files,
 )
 
-from evalkit.cache import (
+from evalkit._cache import (
     CACHE_DIR_ENV,
     CACHE_FORMAT_VERSION,
     MESSAGES_ENDPOINT,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from cache_helpers import META, PINNED_KEYS, PINNED_REQUESTS, make_request, make_response, store
 
-from evalkit.cache import (
+from evalkit._cache import (
     MESSAGES_ENDPOINT,
     CacheError,
     CorruptCacheEntry,

@@ -14,6 +14,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 import evalkit as ek
+from evalkit._client import Client
 from evalkit.calibration import (
     Label,
     calibrate,
@@ -27,7 +28,6 @@ from evalkit.calibration import (
     write_calibration_record,
     write_labels,
 )
-from evalkit.client import Client
 from evalkit.errors import EvalkitError
 from evalkit.testing import LocalAnthropicServer, Reply
 from evalkit.testing.server import last_user_text

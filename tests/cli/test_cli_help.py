@@ -70,9 +70,9 @@ def test_the_processes_help_says_what_the_runner_does(
 ) -> None:
     import os
 
-    from evalkit.runner import Runner, RunOptions
+    from evalkit._runner import Runner, RunOptions
+    from evalkit._systems import as_system
     from evalkit.suite import load_suite
-    from evalkit.systems import as_system
 
     run_help = dict(ALL)["evalkit run"]
     (processes,) = [a for a in run_help._actions if "--processes" in a.option_strings]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._report import pct
 from evalkit.calibration import corrected_pass_rate, read_calibration_record, read_labels
 from evalkit.cli._main import main
-from evalkit.report import pct
 from evalkit.testing import LocalAnthropicServer, SimulatedJudge
 
 ROOT = Path(__file__).resolve().parents[2]

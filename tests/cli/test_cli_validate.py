@@ -146,7 +146,7 @@ def test_a_gate_that_cannot_judge_one_suite_does_not_stop_the_others(tmp_path: P
 def test_a_file_system_given_by_another_path_is_the_same_system(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.runner._resume import same_system
+    from evalkit._runner._resume import same_system
 
     (tmp_path / "pipe.py").write_text("def predict(input):\n    return input\n")
     monkeypatch.chdir(tmp_path)
@@ -156,7 +156,7 @@ def test_a_file_system_given_by_another_path_is_the_same_system(
 
 
 def test_a_default_system_file_given_from_the_suite_folder_is_the_same_system(tmp_path: Path) -> None:
-    from evalkit.runner._resume import same_system
+    from evalkit._runner._resume import same_system
 
     suite = tmp_path / "suite"
     (suite / "sys").mkdir(parents=True)

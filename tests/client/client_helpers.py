@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from evalkit.client import (
+from evalkit._client import (
     Client,
 )
 from evalkit.testing import LocalAnthropicServer

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from client_helpers import _open_clients
 
-from evalkit.client import _pricing as pricing
+from evalkit._client import _pricing as pricing
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from client_helpers import API_KEY, MODEL, TICKET, MakeServer, Ticket, _open_clients, ask, client_for
 
-from evalkit.client import (
+from evalkit._client import (
     BatchStatus,
     CallError,
     CallResult,
@@ -18,8 +18,8 @@ from evalkit.client import (
     is_structured,
     structured_request,
 )
-from evalkit.client import _pricing as pricing
-from evalkit.client._errors import _errored_kind
+from evalkit._client import _pricing as pricing
+from evalkit._client._errors import _errored_kind
 from evalkit.testing import PINNED_MODEL_IDS, LocalAnthropicServer
 
 # ---- batches ---------------------------------------------------------------------------------------------------

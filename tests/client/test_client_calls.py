@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from client_helpers import MODEL, TICKET, MakeServer, Ticket, ask, client_for
 
-from evalkit.client import (
+from evalkit._client import (
     CallError,
     CallResult,
     is_structured,
@@ -171,7 +171,7 @@ def test_clients_share_one_tls_context(
     make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each SDK client would read the CA bundle again (~20 ms); the process makes its TLS context once."""
-    import evalkit.client._sdk as client_module
+    import evalkit._client._sdk as client_module
 
     made: list[object] = []
     real = client_module.httpx2.create_ssl_context
@@ -236,7 +236,7 @@ def test_warm_up_runs_the_sdk_path_offline() -> None:
     import sys
 
     code = (
-        "import sys; from evalkit.client import warm_up; warm_up(); "
+        "import sys; from evalkit._client import warm_up; warm_up(); "
         "print('encodings.idna' in sys.modules, 'anthropic.resources.messages' in sys.modules)"
     )
     env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "HOME": "/nonexistent"}
@@ -384,8 +384,8 @@ def test_each_thread_calls_through_its_own_sdk_client(anthropic_server: LocalAnt
 
 def test_errors_and_prices_import_without_the_sdk() -> None:
     code = (
-        "import sys; from evalkit.client import CallError, ErrorKind, current_prices, redact_url; "
-        "from evalkit.client import CallResult; "
+        "import sys; from evalkit._client import CallError, ErrorKind, current_prices, redact_url; "
+        "from evalkit._client import CallResult; "
         "CallError('timeout'); current_prices(); "
         "print('anthropic' in sys.modules)"
     )
@@ -394,7 +394,7 @@ def test_errors_and_prices_import_without_the_sdk() -> None:
 
 
 def test_the_sdks_model_ids_come_from_the_client_only() -> None:
-    from evalkit.client import sdk_model_ids
+    from evalkit._client import sdk_model_ids
 
     ids = sdk_model_ids()
     assert "claude-haiku-4-5" in ids and all(isinstance(i, str) and i for i in ids)
@@ -404,4 +404,4 @@ def test_the_sdks_model_ids_come_from_the_client_only() -> None:
         for path in root.rglob("*.py")
         if re.search(r"^\s*(from|import) anthropic\b", path.read_text(encoding="utf-8"), re.MULTILINE)
     ]
-    assert importers and all(path.startswith("client/") for path in importers), importers
+    assert importers and all(path.startswith("_client/") for path in importers), importers

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from client_helpers import API_KEY, MakeServer, Ticket, _open_clients, ask, client_for
 
-from evalkit.client import (
+from evalkit._client import (
     CallError,
     CallResult,
     Client,
@@ -247,7 +247,7 @@ def test_a_password_in_the_base_url_is_never_shown(monkeypatch: pytest.MonkeyPat
 
 
 def test_redact_url_removes_any_user_info() -> None:
-    from evalkit.client import redact_url
+    from evalkit._client import redact_url
 
     assert redact_url(None) is None
     assert redact_url("http://127.0.0.1:8765") == "http://127.0.0.1:8765"

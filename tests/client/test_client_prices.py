@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from client_helpers import TICKET, MakeServer, Ticket, ask, client_for
 
-from evalkit.client import (
+from evalkit._client import (
     CallResult,
 )
-from evalkit.client import _pricing as pricing
+from evalkit._client import _pricing as pricing
 from evalkit.errors import EvalkitError
 from evalkit.testing import PINNED_MODEL_IDS, LocalAnthropicServer
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from client_helpers import MakeServer, ask, client_for
 
-from evalkit.client import CallError
-from evalkit.client._limiter import RateLimiter, retry_after_s
+from evalkit._client import CallError
+from evalkit._client._limiter import RateLimiter, retry_after_s
 from evalkit.testing.server import FaultPlan, RateLimits
 
 
@@ -109,9 +109,9 @@ def test_the_waits_on_429_are_bounded(make_anthropic_server: MakeServer) -> None
 def test_a_runner_in_worker_processes_under_a_rate_limit_has_no_error_results(
     tmp_path: Path, make_anthropic_server: MakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.runner import Runner, RunOptions
+    from evalkit._runner import Runner, RunOptions
+    from evalkit._systems import load_system
     from evalkit.suite import load_suite
-    from evalkit.systems import load_system
 
     n = 40
     root = tmp_path / "suite"

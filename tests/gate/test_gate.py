@@ -12,11 +12,11 @@ import polars as pl
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from evalkit.baseline import accept, load_baseline, load_reference, majority_verdicts
+from evalkit._baseline import accept, load_baseline, load_reference, majority_verdicts
+from evalkit._gate import decide, run_gate
+from evalkit._report import compare
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.errors import EvalkitError
-from evalkit.gate import decide, run_gate
-from evalkit.report import compare
-from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.stats import PairedComparison, case_verdicts, compare_runs
 
 ROOT = Path(__file__).resolve().parents[2]

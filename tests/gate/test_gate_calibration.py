@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit._gate import run_gate
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.calibration import calibration_state
-from evalkit.gate import run_gate
-from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 from evalkit.testing.server import SimulatedJudge
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from evalkit.baseline import accept, load_baseline
-from evalkit.client import Client
-from evalkit.gate import run_gate
+from evalkit._baseline import accept, load_baseline
+from evalkit._client import Client
+from evalkit._gate import run_gate
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import PythonSystem
 from evalkit.graders import Judge
-from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
-from evalkit.systems import PythonSystem
 
 # end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)
 pytestmark = pytest.mark.slow

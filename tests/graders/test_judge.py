@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from evalkit.cache import MESSAGES_ENDPOINT, CacheMiss, ResponseCache, cache_key, scan
-from evalkit.client import Client
-from evalkit.client import _pricing as pricing
+from evalkit._cache import MESSAGES_ENDPOINT, CacheMiss, ResponseCache, cache_key, scan
+from evalkit._client import Client
+from evalkit._client import _pricing as pricing
 from evalkit.graders import (
     GradingContext,
     Judge,
@@ -596,10 +596,10 @@ def test_each_repeat_has_its_own_verdict_and_a_keyless_replay_gives_each_back(
 
     import polars as pl
 
-    from evalkit.results import load_run
-    from evalkit.runner import Runner, RunOptions
+    from evalkit._results import load_run
+    from evalkit._runner import Runner, RunOptions
+    from evalkit._systems import load_system
     from evalkit.suite import load_suite
-    from evalkit.systems import load_system
 
     calls = itertools.count()
     lock = threading.Lock()
@@ -736,7 +736,7 @@ def test_thinking_settings_send_thinking_and_no_temperature(
 def test_the_request_asks_for_the_verdict_schema(
     make_anthropic_server: MakeServer, client_for: Callable[[LocalAnthropicServer], Client]
 ) -> None:
-    from evalkit.client import output_format_for
+    from evalkit._client import output_format_for
 
     case = make_case()
     request = Judge(client_for(make_anthropic_server())).build_request(judge_check_of(case), ANSWER, case)
@@ -801,11 +801,11 @@ def test_the_run_summary_names_a_judges_replay_miss(tmp_path: Path) -> None:
     """A case whose output was had but whose verdict was not in a replayed cache: the summary says which and why."""
     import json
 
-    from evalkit.report import format_summary
-    from evalkit.results import load_run
-    from evalkit.runner import Runner, RunOptions
+    from evalkit._report import format_summary
+    from evalkit._results import load_run
+    from evalkit._runner import Runner, RunOptions
+    from evalkit._systems import load_system
     from evalkit.suite import load_suite
-    from evalkit.systems import load_system
 
     root = tmp_path / "suite"
     root.mkdir()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._records import read_jsonl
 from evalkit.cli._probe_live import add_live_parsers
-from evalkit.records import read_jsonl
 from evalkit.testing import LocalAnthropicServer
 from evalkit.testing.server import SimulatedJudge
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._records import RecordsError
 from evalkit.errors import EvalkitError
 from evalkit.probes import (
     LiveOptions,
@@ -21,7 +22,6 @@ from evalkit.probes import (
     read_pairs,
     read_verdicts,
 )
-from evalkit.records import RecordsError
 from evalkit.testing import LocalAnthropicServer
 from evalkit.testing.server import SimulatedJudge
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from evalkit._report._charts import WIDTH
 from evalkit.calibration import wilson_interval
 from evalkit.probes import (
     ATTACKS,
@@ -30,7 +31,6 @@ from evalkit.probes import (
     verbosity_probe,
     verbosity_rows,
 )
-from evalkit.report._charts import WIDTH
 from evalkit.testing import LocalAnthropicServer
 from evalkit.testing.server import SimulatedJudge
 

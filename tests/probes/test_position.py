@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
+from evalkit._records import RecordsError
 from evalkit.datasets import load_llmbar
 from evalkit.probes import format_position, position_from_file, position_probe, read_verdicts, write_verdicts
-from evalkit.records import RecordsError
 
 
 def _verdicts(pairs: list[tuple[str | None, str | None]]) -> list[dict[str, object]]:

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 import evalkit as ek
-from evalkit.report import (
+from evalkit._report import (
     history_chart,
     mde_chart,
     mde_curve,

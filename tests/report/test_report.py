@@ -13,8 +13,8 @@ import altair as alt
 import polars as pl
 import pytest
 
-from evalkit.baseline import accept, load_reference
-from evalkit.report import (
+from evalkit._baseline import accept, load_reference
+from evalkit._report import (
     build_report,
     cost_latency_chart,
     format_report,
@@ -24,11 +24,11 @@ from evalkit.report import (
     slice_pass_rate_chart,
     to_svg,
 )
-from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.stats import case_verdicts, compare_runs, cost_latency, pass_rate
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 60
@@ -317,7 +317,7 @@ def test_report_cli_against_a_baseline_json(pair: tuple[Path, Path], tmp_path: P
 def test_slice_intervals_stay_within_what_the_change_can_be() -> None:
     import polars as pl
 
-    from evalkit.report import slice_deltas
+    from evalkit._report import slice_deltas
 
     rows = []
     for i in range(6):  # a small slice that collapses from 5/6 to 0/6: a t interval would run past -100 pts

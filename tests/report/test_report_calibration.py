@@ -11,11 +11,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evalkit.report import JudgedCheck, JudgeTrust, build_report, format_report, render_html, trust_lines
-from evalkit.results import Manifest, load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit._report import JudgedCheck, JudgeTrust, build_report, format_report, render_html, trust_lines
+from evalkit._results import Manifest, load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = "<script>alert(1)</script>"
@@ -99,7 +99,7 @@ def test_not_required_is_quiet_and_calibrated_marks_no_check(
 
 def test_the_report_package_does_not_load_calibration() -> None:
     code = (
-        "import sys, evalkit.report, evalkit.report._html, evalkit.report._calibration\n"
+        "import sys, evalkit._report, evalkit._report._html, evalkit._report._calibration\n"
         "assert not [m for m in sys.modules if m.startswith('evalkit.calibration')]\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalkit.baseline import load_reference
+from evalkit._baseline import load_reference
+from evalkit._report import build_report, format_report, format_summary, render_html
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
 from evalkit.graders import NOT_JUDGED
-from evalkit.report import build_report, format_report, format_summary, render_html
-from evalkit.results import CaseResult, CheckResult, Manifest, RunDir, load_run
 
 N = 30
 SLICES = ("easy", "hard")
@@ -205,7 +205,7 @@ def test_the_summary_names_the_models_that_answered_and_a_criterion_only_once(tm
 
 
 def test_a_change_that_rounds_to_zero_is_never_minus_zero() -> None:
-    from evalkit.report import ci_pts, pct, pts
+    from evalkit._report import ci_pts, pct, pts
 
     assert ci_pts(-1e-17, 0.793) == "+0.0 to +79.3 pts"
     assert pts(-0.0001) == "+0.0 pts" and pct(-1e-12) == "0.0%"

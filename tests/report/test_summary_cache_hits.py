@@ -7,11 +7,11 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.report import format_summary
-from evalkit.results import load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit._report import format_summary
+from evalkit._results import load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 from evalkit.testing.server import SimulatedJudge
 
 ROOT = Path(__file__).resolve().parents[2]

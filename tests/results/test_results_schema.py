@@ -9,8 +9,7 @@ from typing import get_args
 import polars as pl
 import pytest
 
-from evalkit.errors import EvalkitError
-from evalkit.results import (
+from evalkit._results import (
     CASE_STATUSES,
     CHECK_ROW_SCHEMA,
     CHECK_STATUSES,
@@ -24,14 +23,15 @@ from evalkit.results import (
     check_rows,
     load_run,
 )
-from evalkit.results._errors import CALL_ERROR_KINDS, ERROR_KINDS
-from evalkit.results._frame import (
+from evalkit._results._errors import CALL_ERROR_KINDS, ERROR_KINDS
+from evalkit._results._frame import (
     CASE_COLUMNS,
     CASE_FIELDS_NOT_IN_FRAME,
     CHECK_COLUMNS,
     CHECK_FIELDS_NOT_IN_FRAME,
 )
-from evalkit.results._upgrade import ADDED_COLUMNS
+from evalkit._results._upgrade import ADDED_COLUMNS
+from evalkit.errors import EvalkitError
 
 # results.parquet as version 1 of the results schema wrote it (tests/results/v1_run/ is such a run).
 ON_DISK_V1 = [
@@ -101,7 +101,7 @@ def test_criteria_struct_is_the_rubric_verdicts_criterion() -> None:
 
 
 def test_error_kinds_include_every_call_error_kind() -> None:
-    from evalkit.client import ErrorKind as CallKind
+    from evalkit._client import ErrorKind as CallKind
 
     assert get_args(CallKind) == CALL_ERROR_KINDS
     assert set(CALL_ERROR_KINDS) < set(ERROR_KINDS) and len(set(ERROR_KINDS)) == len(ERROR_KINDS)

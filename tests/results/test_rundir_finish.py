@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from evalkit.results import CaseResult, CheckResult, Journal, RunDir, git_commit
-from evalkit.results._rundir import _in_background
+from evalkit._results import CaseResult, CheckResult, Journal, RunDir, git_commit
+from evalkit._results._rundir import _in_background
 
 
 def result(case_id: str, repeat: int = 0, status: str = "pass", output: object = "even") -> CaseResult:

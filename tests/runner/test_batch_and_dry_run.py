@@ -12,13 +12,13 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evalkit.client import Client
+from evalkit._client import Client
+from evalkit._report import format_summary
+from evalkit._results import load_run
+from evalkit._runner import Runner, RunOptions, estimate_run
+from evalkit._systems import PythonSystem, load_system
 from evalkit.graders import Judge
-from evalkit.report import format_summary
-from evalkit.results import load_run
-from evalkit.runner import Runner, RunOptions, estimate_run
 from evalkit.suite import load_suite
-from evalkit.systems import PythonSystem, load_system
 
 
 def responder(body: dict[str, Any]) -> Any:
@@ -147,7 +147,7 @@ def test_interrupted_batch_run_collects_the_same_batch(
     def interrupt(_: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("evalkit.runner._batch._sleep", interrupt)
+    monkeypatch.setattr("evalkit._runner._batch._sleep", interrupt)
     with pytest.raises(KeyboardInterrupt, match="--resume"):
         runner.run()
     run_dir = next((tmp_path / "runs").iterdir())
@@ -262,7 +262,7 @@ def test_a_batch_the_api_no_longer_knows_is_sent_again_on_resume(
     def interrupt(_: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("evalkit.runner._batch._sleep", interrupt)
+    monkeypatch.setattr("evalkit._runner._batch._sleep", interrupt)
     with pytest.raises(KeyboardInterrupt):
         runner_for(root, tmp_path, server, batch=True, batch_poll_s=0.05).run()
     monkeypatch.undo()
@@ -302,15 +302,15 @@ def test_a_batch_that_fails_after_it_was_submitted_keeps_the_run_to_resume(
         if polls[0] == 2:
             server.stop()
 
-    import evalkit.runner._batch
+    import evalkit._runner._batch
 
-    original = evalkit.runner._batch._sleep
-    evalkit.runner._batch._sleep = stop_the_server
+    original = evalkit._runner._batch._sleep
+    evalkit._runner._batch._sleep = stop_the_server
     try:
         with pytest.raises(EvalkitError, match=r"Message Batches API failed.*evalkit run --resume"):
             runner.run()
     finally:
-        evalkit.runner._batch._sleep = original
+        evalkit._runner._batch._sleep = original
     run_dir = next((tmp_path / "runs").iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "interrupted" and manifest["batch_ids"]["system"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.results import RunDir, load_run
+from evalkit._results import RunDir, load_run
 from evalkit.testing.server import LocalAnthropicServer, last_user_text
 
 # end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)

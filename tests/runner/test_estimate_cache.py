@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalkit.cache import ResponseCache
-from evalkit.runner import Runner, RunOptions, estimate_run
+from evalkit._cache import ResponseCache
+from evalkit._runner import Runner, RunOptions, estimate_run
+from evalkit._systems import load_system
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAGE = ROOT / "goldens" / "support-triage"

@@ -21,12 +21,12 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evalkit.client import Client
-from evalkit.client import _pricing as pricing
-from evalkit.results import RunDir, load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit._client import Client
+from evalkit._client import _pricing as pricing
+from evalkit._results import RunDir, load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 from evalkit.testing.server import (
     FAULT_KINDS,
     FaultPlan,
@@ -763,10 +763,10 @@ def test_a_cache_entry_that_cannot_be_written_keeps_the_calls_cost_in_one_proces
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The call was made and paid for: its error result records what it cost, whichever way the run ran."""
-    from evalkit.cache import ResponseCache
-    from evalkit.runner import Runner, RunOptions
+    from evalkit._cache import ResponseCache
+    from evalkit._runner import Runner, RunOptions
+    from evalkit._systems import load_system
     from evalkit.suite import load_suite
-    from evalkit.systems import load_system
 
     server = make_anthropic_server(responder=parity_responder)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.results import load_run
+from evalkit._results import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,7 +88,7 @@ def test_a_warm_rerun_loads_no_sdk_and_forks_no_workers(tmp_path: Path, make_ant
     # main([...]) from a caller returns (never exits the process), so the child can report what it loaded
     code = (
         "import sys\n"
-        "import evalkit.runner._runner as runner\n"
+        "import evalkit._runner._runner as runner\n"
         "runner.CaseWorkers = None  # a fork would fail the run\n"
         "from evalkit.cli import main\n"
         f"code = main({args!r})\n"

@@ -9,11 +9,11 @@ from typing import Any
 import polars as pl
 import pytest
 
+from evalkit._results import RunDir, load_run
+from evalkit._runner import Runner, RunOptions, new_run_id
+from evalkit._systems import PythonSystem, SystemError_, load_system
 from evalkit.errors import EvalkitError
-from evalkit.results import RunDir, load_run
-from evalkit.runner import Runner, RunOptions, new_run_id
 from evalkit.suite import load_suite
-from evalkit.systems import PythonSystem, SystemError_, load_system
 
 
 def make_suite(tmp_path: Path, n: int = 20, judge: bool = False) -> Path:
@@ -259,7 +259,7 @@ def test_finishing_keeps_only_this_runs_results(tmp_path: Path) -> None:
 
 
 def test_a_run_being_run_cannot_be_resumed_at_the_same_time(tmp_path: Path) -> None:
-    from evalkit.runner._start import lock_run_dir
+    from evalkit._runner._start import lock_run_dir
 
     suite = load_suite(make_suite(tmp_path, n=4))
     first = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
@@ -276,7 +276,7 @@ def test_a_run_being_run_cannot_be_resumed_at_the_same_time(tmp_path: Path) -> N
 def test_a_run_that_fails_unexpectedly_is_marked_interrupted_with_how_to_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.results import Journal
+    from evalkit._results import Journal
 
     suite = load_suite(make_suite(tmp_path, n=6))
     real = Journal.append
@@ -299,7 +299,7 @@ def test_a_run_that_fails_unexpectedly_is_marked_interrupted_with_how_to_resume(
 
 
 def test_the_summary_interval_is_clustered_by_case_over_repeats(tmp_path: Path) -> None:
-    from evalkit.report import format_summary
+    from evalkit._report import format_summary
     from evalkit.stats import case_verdicts, clustered_pass_rate
 
     suite = load_suite(make_suite(tmp_path, n=20))

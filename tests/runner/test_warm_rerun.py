@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from evalkit.cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
-from evalkit.results import CaseResult, Journal, load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
+from evalkit._results import CaseResult, Journal, load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 from evalkit.testing.server import last_user_text
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from evalkit.client import Client
-from evalkit.results import load_run
-from evalkit.runner import Runner, RunOptions
+from evalkit._client import Client
+from evalkit._results import load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 
 GOLDENS = Path(__file__).resolve().parents[2] / "goldens"
 
@@ -67,7 +67,7 @@ def test_a_run_in_worker_processes_matches_one_without(tmp_path: Path, billing_s
 
 
 def test_each_thread_count_adds_up_to_the_concurrency() -> None:
-    from evalkit.runner import split_threads
+    from evalkit._runner import split_threads
 
     assert split_threads(50, 3) == [17, 17, 16]
     assert split_threads(8, 2) == [4, 4]
@@ -77,7 +77,7 @@ def test_each_thread_count_adds_up_to_the_concurrency() -> None:
 
 
 def test_cases_are_shared_out_in_proportion_and_the_last_held_back() -> None:
-    from evalkit.runner import split_cases
+    from evalkit._runner import split_cases
 
     items = list(range(1000))
     shares, held = split_cases(items, [17, 17, 16], shared=0.1)
@@ -96,7 +96,7 @@ def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_comple
     tmp_path: Path, billing_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Workers write cache entries off the calling thread, but a result is journalled only after its entry."""
-    from evalkit.cache import ResponseCache
+    from evalkit._cache import ResponseCache
 
     server = billing_server
     suite = load_suite(GOLDENS / "support-triage")
@@ -144,7 +144,7 @@ def test_workers_exit_on_their_stop_signals(tmp_path: Path, monkeypatch: pytest.
     """
     import time
 
-    from evalkit.runner import _workers as workers
+    from evalkit._runner import _workers as workers
 
     exits: list[tuple[list[int | None], float]] = []
     real_join = workers.CaseWorkers.join

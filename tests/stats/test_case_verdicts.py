@@ -76,7 +76,7 @@ def test_case_verdict_not_judged_is_not_a_pass() -> None:
         "only-unjudged": "not_scored",
     }
     # The same rule as the results module's per-case status.
-    results = pytest.importorskip("evalkit.results")
+    results = pytest.importorskip("evalkit._results")
     for case, checks in cases.items():
         objs = [
             results.CheckResult(

@@ -8,11 +8,11 @@ import polars as pl
 import pytest
 
 import evalkit.stats as stats
+from evalkit._results import load_run
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import load_system
 from evalkit.errors import EvalkitError
-from evalkit.results import load_run
-from evalkit.runner import Runner, RunOptions
 from evalkit.suite import load_suite
-from evalkit.systems import load_system
 
 GOLDENS = Path(__file__).resolve().parents[2] / "goldens"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalkit._hashing import output_hash
+from evalkit._systems import load_system
 from evalkit.suite import JudgeCheck, load_suite
-from evalkit.systems import load_system
 
 GOLDENS = Path(__file__).resolve().parents[2] / "goldens"
 MINIMUM = {"support-triage": 100, "invoice-extraction": 60, "refund-policy-qa": 60, "reply-drafter": 40}

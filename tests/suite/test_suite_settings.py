@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._systems import ClaudeSystem, load_system
 from evalkit.cli import main
 from evalkit.errors import Problem
 from evalkit.suite import JudgeSettings, ModelSettings, SuiteConfig, validate_suite
-from evalkit.systems import ClaudeSystem, load_system
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -223,8 +223,8 @@ def _claude_suite(tmp_path: Path, prompt: str, schema: str | None = None, defaul
 
 
 def test_an_empty_prompt_is_refused_for_claude_and_warned_of_by_validate(tmp_path: Path) -> None:
+    from evalkit._systems import SystemError_, load_system
     from evalkit.suite import load_suite
-    from evalkit.systems import SystemError_, load_system
 
     suite = load_suite(_claude_suite(tmp_path, "  \n"))
     with pytest.raises(SystemError_, match=r"prompt .* is empty"):
@@ -235,8 +235,8 @@ def test_an_empty_prompt_is_refused_for_claude_and_warned_of_by_validate(tmp_pat
 def test_a_schema_structured_output_cannot_take_is_refused_when_the_claude_system_loads(
     tmp_path: Path,
 ) -> None:
+    from evalkit._systems import SystemError_, load_system
     from evalkit.suite import load_suite
-    from evalkit.systems import SystemError_, load_system
 
     schema = '{"type": "object", "properties": {"a": {"type": ["string", "null"]}}}'
     suite = load_suite(_claude_suite(tmp_path, "Answer.", schema=schema))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.runner import Runner, RunOptions
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import ClaudeSystem, PythonSystem, System, SystemError_, as_system, load_system
 from evalkit.suite import Suite, load_suite
-from evalkit.systems import ClaudeSystem, PythonSystem, System, SystemError_, as_system, load_system
 
 
 def parity(input: dict[str, int]) -> dict[str, str]:

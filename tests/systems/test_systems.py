@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._runner import Runner, RunOptions
+from evalkit._systems import PythonSystem, SystemError_, load_system
 from evalkit.errors import EvalkitError
-from evalkit.runner import Runner, RunOptions
 from evalkit.suite import Suite, load_suite
-from evalkit.systems import PythonSystem, SystemError_, load_system
 
 EVALKIT = Path(sys.executable).parent / "evalkit"  # the console script, which does not put "." on sys.path
 

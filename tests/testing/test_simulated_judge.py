@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.client import Client
+from evalkit._client import Client
 from evalkit.graders import Judge, JudgeError, PairwiseJudge
 from evalkit.suite import Case, JudgeCheck, parse_case
 from evalkit.testing import JudgeRule, LocalAnthropicServer, SimulatedJudge

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import evalkit as ek
-from evalkit.systems import load_system
+from evalkit._systems import load_system
 from evalkit.widgets import FlippedCases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def test_against_the_committed_baseline_json_both_sides_show(runs: Any) -> None:
 
 def _old_baseline(before: ek.Run, folder: Path) -> Path:
     """A verdicts-only baseline.json of format 1, as an older evalkit wrote it."""
-    from evalkit.baseline import accept
+    from evalkit._baseline import accept
 
     target = accept(before.path, to=folder / "baseline.json", outputs=False).path
     target.write_text(
@@ -152,7 +152,7 @@ def test_a_clipped_baseline_output_says_so(tmp_path: Path) -> None:
 
     before = ek.run(suite, verbose, runs_dir=tmp_path, progress=False)
     after = ek.run(suite, terse, runs_dir=tmp_path, progress=False)
-    from evalkit.baseline import OUTPUT_CAP, accept
+    from evalkit._baseline import OUTPUT_CAP, accept
 
     target = accept(before.path, to=tmp_path / "baseline.json").path
     w = FlippedCases(after, target)

@@ -1,7 +1,0 @@
-"""JSONL records: located reading and atomic writing, shared by the ratings and verdicts files."""
-
-from evalkit.records._errors import RecordsError
-from evalkit.records._read import read_jsonl
-from evalkit.records._write import write_jsonl
-
-__all__ = ["RecordsError", "read_jsonl", "write_jsonl"]
