@@ -1,8 +1,10 @@
-"""Shared pytest configuration: the local Anthropic-compatible server fixtures, and `make_suite`."""
+"""Shared pytest configuration: the local Anthropic-compatible server fixtures, `make_suite`, and where the
+published judge data sets live (`shared_data`)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,8 @@ from typing import Any
 import pytest
 
 pytest_plugins = ["evalkit.testing.fixtures"]
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PARITY_PROMPT = "Answer with one word: even or odd.\n"
 
@@ -68,3 +72,18 @@ def make_suite(tmp_path: Path) -> Callable[..., Path]:
         return write_suite(root if root is not None else tmp_path / kw.get("name", "parity"), cases, **kw)
 
     return make
+
+
+@pytest.fixture
+def shared_data() -> Callable[[str], Path]:
+    """A function giving the folder of a published data set by name: ../shared/data beside the repository, or
+    $EVALKIT_SHARED_DATA; the test is skipped, with the reason, when it is absent."""
+
+    def folder(name: str) -> Path:
+        base = Path(os.environ.get("EVALKIT_SHARED_DATA", ROOT / ".." / "shared" / "data"))
+        found = base / name
+        if not found.is_dir():
+            pytest.skip(f"{found} not found: put the published data there or set EVALKIT_SHARED_DATA")
+        return found
+
+    return folder

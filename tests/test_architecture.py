@@ -1,4 +1,5 @@
-"""The package's shape: no import circle between modules or packages, and the SDK imported in one place."""
+"""The package's shape: no import circle between modules or packages (imports for type checking counted between
+packages), no reach into another package's private modules, and the SDK imported in one place."""
 
 from __future__ import annotations
 
@@ -20,18 +21,19 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import that runs, function-level ones included; `if TYPE_CHECKING:` blocks never run."""
+def _runtime_imports(tree: ast.AST, typing: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that runs, function-level ones included; `if TYPE_CHECKING:` blocks never run, and are
+    included only with `typing`."""
     for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from (n for branch in node.orelse for n in _runtime_imports(branch))
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) and not typing:
+            yield from (n for branch in node.orelse for n in _runtime_imports(branch, typing))
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        yield from _runtime_imports(node)
+        yield from _runtime_imports(node, typing)
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(typing: bool = False) -> dict[str, set[str]]:
     mods = _modules()
 
     def resolve(name: str) -> str | None:
@@ -41,7 +43,7 @@ def _graph() -> dict[str, set[str]]:
 
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for m, f in mods.items():
-        for node in _runtime_imports(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in _runtime_imports(ast.parse(f.read_text(encoding="utf-8")), typing):
             if (
                 isinstance(node, ast.ImportFrom)
                 and node.level == 0
@@ -105,8 +107,9 @@ def test_no_import_circle_between_modules() -> None:
 
 
 def test_no_import_circle_between_packages() -> None:
+    # an import for type checking only is still a dependency: a circle through one is a design circle
     packages: dict[str, set[str]] = {}
-    for m, targets in _graph().items():
+    for m, targets in _graph(typing=True).items():
         for t in targets:
             if _package(m) != _package(t) and _package(t) != "evalkit":
                 packages.setdefault(_package(m), set()).add(_package(t))
@@ -133,6 +136,50 @@ def test_only_the_client_package_imports_the_sdk() -> None:
             if any(n == "anthropic" or n.startswith("anthropic.") for n in names):
                 offenders.append(m)
     assert offenders == []
+
+
+def _reach_ins(module: str, source: str) -> list[str]:
+    """Imports in `module` of another package's private module, or of a private name of another package."""
+    found = []
+    mine = _package(module)
+    for node in _runtime_imports(ast.parse(source), typing=True):
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            targets = [(node.module or "", [a.name for a in node.names])]
+        elif isinstance(node, ast.Import):
+            targets = [(a.name, []) for a in node.names]
+        else:
+            continue
+        for target, names in targets:
+            if not target.startswith("evalkit.") or _package(target) == mine:
+                continue
+            deep = target.split(".")[2:]
+            if any(part.startswith("_") for part in deep):
+                found.append(f"{module} imports {target}")
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private:
+                found.append(f"{module} imports {', '.join(private)} from {target}")
+    return found
+
+
+def test_no_package_reaches_into_another_packages_private_modules() -> None:
+    offenders = [x for m, f in _modules().items() for x in _reach_ins(m, f.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_the_reach_in_checker_sees_one() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit._runner import Runner\n"  # a package's face: fine
+        "from evalkit.probes._live import parallel\n"  # same package: fine
+        "if TYPE_CHECKING:\n"
+        "    from evalkit._runner._context import RunContext\n"
+        "def f():\n"
+        "    from evalkit.graders import _MISSING\n"
+    )
+    assert _reach_ins("evalkit.probes._x", source) == [
+        "evalkit.probes._x imports evalkit._runner._context",
+        "evalkit.probes._x imports _MISSING from evalkit.graders",
+    ]
 
 
 def test_the_checker_sees_a_circle() -> None:

@@ -46,33 +46,6 @@ from evalkit._cache._maintenance import (
 from evalkit._cache._origin import BASE_URL_ENV, DEFAULT_BASE_URL, api_origin
 from evalkit._cache._stats import CacheStats
 from evalkit._cache._store import CacheMode, CacheModeName, ResponseCache
+from evalkit._lazy import attach
 
-__all__ = [
-    "BASE_URL_ENV",
-    "CACHE_DIR_ENV",
-    "CACHE_FORMAT_VERSION",
-    "DEFAULT_BASE_URL",
-    "DEFAULT_CACHE_DIR",
-    "MAX_PRUNE_DAYS",
-    "MESSAGES_ENDPOINT",
-    "CacheEntry",
-    "CacheError",
-    "CacheMiss",
-    "CacheMode",
-    "CacheModeName",
-    "CacheStats",
-    "CacheSummary",
-    "CorruptCacheEntry",
-    "CorruptCacheEntryWarning",
-    "EditedCacheEntry",
-    "PruneReport",
-    "ResponseCache",
-    "UnverifiedCacheEntryWarning",
-    "api_origin",
-    "cache_key",
-    "check_older_than_days",
-    "default_cache_dir",
-    "prune",
-    "sanitize_request",
-    "scan",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -15,6 +15,7 @@ from evalkit._client._pricing import (
     is_simulated,
 )
 from evalkit._client._redact import redact_url
+from evalkit._lazy import attach
 
 if TYPE_CHECKING:
     from evalkit._client._client import Client
@@ -23,44 +24,4 @@ if TYPE_CHECKING:
     from evalkit._client._sdk import warm_up
     from evalkit._client._structured import json_schema_format, output_format_for, structured_request
 
-_LAZY = {
-    "BatchStatus": "evalkit._client._result",
-    "CallResult": "evalkit._client._result",
-    "is_structured": "evalkit._client._result",
-    "Client": "evalkit._client._client",
-    "json_schema_format": "evalkit._client._structured",
-    "output_format_for": "evalkit._client._structured",
-    "structured_request": "evalkit._client._structured",
-    "sdk_model_ids": "evalkit._client._model_ids",
-    "warm_up": "evalkit._client._sdk",
-}
-
-
-def __getattr__(name: str) -> object:
-    from evalkit._lazy import load
-
-    return load(__name__, _LAZY, name)
-
-
-__all__ = [
-    "DEFAULT_PRICES",
-    "PINNED_IDS",
-    "RETRYABLE_KINDS",
-    "BatchStatus",
-    "CallError",
-    "CallResult",
-    "Client",
-    "ErrorKind",
-    "cost_usd",
-    "current_prices",
-    "is_simulated",
-    "is_structured",
-    "json_schema_format",
-    "output_format_for",
-    "preload",
-    "redact_url",
-    "sdk_model_ids",
-    "structured_request",
-    "wait_for_preload",
-    "warm_up",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from evalkit._baseline import Comparison, Reference, RunInfo, compare, max_repeats, run_info
-from evalkit._report._calibration import JudgeTrust
-from evalkit._report._failures import Failure, count_failures, failures, flaky_cases, judge_criteria
+from evalkit._report._failures import Failure, count_failures, failures, flaky_cases
 from evalkit._report._format import is_nan
-from evalkit._results import Manifest
+from evalkit._results import Manifest, judge_criteria
 from evalkit.errors import EvalkitError
 from evalkit.stats import (
     CostLatency,
@@ -28,6 +27,9 @@ from evalkit.stats import (
 
 # how many failing cases a report keeps for the HTML table; the terminal reads its own, shorter list
 MAX_FAILURES = 2000
+
+if TYPE_CHECKING:
+    from evalkit.calibration import JudgeTrust
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalkit._baseline._info import run_info
+from evalkit._baseline import run_info
 from evalkit._report._failures import (
     DEFAULT_SHOW_FAILURES,
     ShowFailures,
@@ -19,7 +19,7 @@ from evalkit.errors import clip
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
 if TYPE_CHECKING:
-    from evalkit._report._calibration import JudgeTrust
+    from evalkit.calibration import JudgeTrust
 
 
 def _pct(x: float | None) -> str:

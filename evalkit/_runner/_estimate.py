@@ -61,6 +61,9 @@ class Estimate:
     lines: list[Line]
     counted_with: str
 
+    def __str__(self) -> str:
+        return self.format()
+
     def format(self) -> str:
         out = [
             f"{self.suite}: dry run, {self.cases} cases x {self.repeats} repeat(s); input tokens {self.counted_with}",

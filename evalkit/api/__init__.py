@@ -1,4 +1,7 @@
-"""The notebook API: run a suite, read a run, compare two runs, show the report.
+"""The front door: the one place a run is put together, then summarised, reported and gated.
+
+``evalkit run``, ``evalkit gate`` and ``evalkit report``, the live probes and a notebook all call these, so a
+notebook's gate and CI's gate give one answer on one run.
 
 ```python
 import evalkit as ek
@@ -7,23 +10,21 @@ run.pass_rate(by="slice")
 ```
 """
 
+from evalkit._lazy import attach
 from evalkit.api._changes import setup_changes
 from evalkit.api._compare import RunComparison
-from evalkit.api._execute import as_run_system, run, run_async
+from evalkit.api._execute import (
+    as_run_system,
+    estimate,
+    prepare,
+    resume,
+    run,
+    run_async,
+    suite_judge,
+)
 from evalkit.api._history import history
 from evalkit.api._html import HTMLReport
 from evalkit.api._run import Run, load_run
 from evalkit.api._runs import runs
 
-__all__ = [
-    "HTMLReport",
-    "Run",
-    "RunComparison",
-    "as_run_system",
-    "history",
-    "load_run",
-    "run",
-    "run_async",
-    "runs",
-    "setup_changes",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

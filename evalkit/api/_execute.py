@@ -1,25 +1,34 @@
-"""`ek.run` and `ek.run_async`: the CLI's `evalkit run`, as a function a notebook calls."""
+"""`run`, `resume`, `run_async` and `estimate`: the one place a run is put together.
+
+``evalkit run``, the live probes and a notebook all come through here, so a run is built the same way (the suite,
+its system, the runner's options) whoever asks for it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import inspect
+import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
+    from evalkit._runner import Estimate, RunOptions
     from evalkit._systems import RunnableSystem, System
     from evalkit.api._run import Run
+    from evalkit.graders import Judge
     from evalkit.suite import Suite
 
-SuiteLike = "Suite | str | Path"
-SystemLike = "System | Callable[[Any], Any] | str | Path | None"
-CacheMode = Literal["readwrite", "readonly", "replay", "off"]
+CacheMode = Literal["readwrite", "replay", "refresh", "off"]
 JudgeMode = Literal["auto", "on", "off"]
+SystemLike = "System | Callable[[Any], Any] | str | Path | None"
 
 
 def _suite(suite: Suite | str | Path) -> Suite:
@@ -44,8 +53,6 @@ def as_run_system(system: System | Callable[[Any], Any] | str | Path | None, sui
     when it has no file of its own (a notebook cell) its source is hashed, so a resumed run can tell when it
     changed.
     """
-    import dataclasses
-
     from evalkit._systems import ClaudeSystem, PythonSystem, as_system, load_system, python_system
 
     if system is None:
@@ -57,6 +64,72 @@ def as_run_system(system: System | Callable[[Any], Any] | str | Path | None, sui
     if made.code_hash is None:
         made = dataclasses.replace(made, code_hash=_source_hash(system))
     return made
+
+
+def _check_counts(**counts: tuple[int | None, int]) -> None:
+    for name, (value, least) in counts.items():
+        if value is not None and value < least:
+            raise EvalkitError(f"{name} must be at least {least}, not {value}")
+
+
+def prepare(
+    system: object, *, cache: str = "readwrite", cache_dir: str | Path | None = None, batch: bool = False
+) -> None:
+    """Start loading what a run of `system` will need, in the background: the SDK, when the run is sure to call
+    Claude, loads while the suite does and the run directory is made, instead of after them. `run` calls it;
+    a caller that loads suites first may call it sooner."""
+    if batch or system != "claude" or cache == "replay":
+        return
+    if cache == "readwrite":
+        from evalkit._cache import default_cache_dir
+
+        directory = Path(cache_dir) if cache_dir else default_cache_dir()
+        try:
+            with os.scandir(directory) as entries:
+                if next(entries, None) is not None:
+                    return  # it may answer every request: the runner looks before it loads the SDK
+        except OSError:
+            pass  # no cache yet: every request is a call
+    from evalkit._client import preload
+
+    preload()
+
+
+class _Prefetch:
+    """Given each result as it is recorded: the first starts importing what a run's summary needs, which the
+    run's calls leave time for. Joined before the run returns (another run may fork)."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def __call__(self, result: Any) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._load, daemon=True, name="evalkit-prefetch")
+            self._thread.start()
+
+    @staticmethod
+    def _load() -> None:
+        with contextlib.suppress(Exception):  # what fails to import fails again where it is used
+            from evalkit._report import format_summary  # noqa: F401
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _execute(suite: Suite, system: RunnableSystem, options: RunOptions, resume: Path | None = None) -> Run:
+    """Run (or finish) `suite` against `system`: the runner, then the run read back from its directory."""
+    from evalkit._runner import Runner
+    from evalkit.api._run import Run
+
+    if options.processes is None and "ipykernel" in sys.modules:
+        options.processes = 1  # forking a Jupyter kernel is not safe
+    prefetch = _Prefetch()
+    try:
+        outcome = Runner(suite, system, options).run(resume=resume, on_result=prefetch)
+    finally:
+        prefetch.join()
+    return Run(outcome.run_dir, suite=suite)
 
 
 def run(
@@ -93,22 +166,15 @@ def run(
     Returns
     -------
     Run
-        The run, read from its directory.
+        The run, read from its directory. A run stopped part-way raises, with the ``resume`` call that
+        finishes it.
     """
-    from evalkit._runner import Runner, RunOptions
-    from evalkit.api._run import Run
+    from evalkit._runner import RunOptions
 
-    for name, value, least in (
-        ("repeats", repeats, 1),
-        ("concurrency", concurrency, 1),
-        ("max_retries", max_retries, 0),
-    ):
-        if value < least:
-            raise EvalkitError(f"{name} must be at least {least}, not {value}")
+    _check_counts(repeats=(repeats, 1), concurrency=(concurrency, 1), max_retries=(max_retries, 0))
+    prepare(system, cache=cache, cache_dir=cache_dir, batch=batch)
     loaded = _suite(suite)
     chosen = as_run_system(system, loaded)
-    if processes is None and "ipykernel" in sys.modules:
-        processes = 1
     options = RunOptions(
         repeats=repeats,
         concurrency=concurrency,
@@ -122,8 +188,86 @@ def run(
         max_retries=max_retries,
         processes=processes,
     )
-    outcome = Runner(loaded, chosen, options).run()
-    return Run(outcome.run_dir, suite=loaded)
+    return _execute(loaded, chosen, options)
+
+
+def resume(
+    run_dir: str | Path,
+    *,
+    suite: str | Path | Sequence[str | Path] | None = None,
+    system: str | None = None,
+    repeats: int | None = None,
+    judge: JudgeMode | None = None,
+    out: str | Path | None = None,
+    cache: CacheMode | None = None,
+    cache_dir: str | Path | None = None,
+    concurrency: int | None = None,
+    batch: bool = False,
+    max_retries: int = 4,
+    processes: int | None = None,
+    progress: bool = True,
+) -> Run:
+    """Finish an interrupted run, or run its errored cases again, with the run's own settings.
+
+    Parameters
+    ----------
+    run_dir:
+        The run's directory.
+    suite, system, repeats, judge, out:
+        What the caller believes the run was; each given one must agree with the run's manifest, or an
+        `EvalkitError` says which differ (a resumed run keeps its own settings).
+    cache, cache_dir, concurrency:
+        Default to the run's own: the responses it already paid for are in its own cache.
+    batch:
+        Send what is left through the Message Batches API; a batch run's batches are collected, not sent again.
+    max_retries, processes, progress:
+        As for `run`.
+
+    Returns
+    -------
+    Run
+        The finished run (the same directory).
+    """
+    from evalkit._results import RunDir
+    from evalkit._runner import RunOptions, resume_conflicts
+    from evalkit._systems import load_system
+    from evalkit.suite import load_suite
+
+    _check_counts(concurrency=(concurrency, 1), max_retries=(max_retries, 0))
+    path = Path(run_dir)
+    manifest = RunDir(path).read_manifest()
+    named = [suite] if isinstance(suite, str | Path) else list(suite or ())
+    conflicts = resume_conflicts(
+        manifest,
+        path,
+        suite_paths=[Path(s) for s in named],
+        system=system,
+        repeats=repeats,
+        judge=judge,
+        out=Path(out) if out is not None else None,
+    )
+    if conflicts:
+        raise EvalkitError(
+            f"--resume {run_dir}: {'; '.join(conflicts)}. A resumed run keeps its own settings: drop those "
+            "options, or start a new run"
+        )
+    loaded = load_suite(manifest.suite_path)
+    chosen = load_system(manifest.system.get("name", system), loaded)
+    directory = cache_dir if cache_dir is not None else manifest.cache.get("directory")
+    options = RunOptions(
+        repeats=manifest.repeats,
+        concurrency=concurrency if concurrency is not None else manifest.concurrency,
+        cache_mode=cache or manifest.cache.get("mode") or "readwrite",
+        cache_dir=Path(directory) if directory else None,
+        run_dir=Path(out) if out is not None else None,
+        judge=judge or ("on" if manifest.judge else "off"),
+        progress=progress,
+        # a batch run resumed with --cache replay (or off) reads what its batches put in the cache
+        batch=batch or (bool(manifest.batch) and cache in (None, "readwrite")),
+        max_retries=max_retries,
+        processes=processes,
+    )
+    return _execute(loaded, chosen, options, resume=path)
 
 
 async def run_async(
@@ -134,3 +278,74 @@ async def run_async(
     """`run` for a running event loop (``await ek.run_async(...)`` in Jupyter): the run goes on a thread, so the
     kernel's loop stays free and no nest_asyncio is needed. Takes the same options as `run`."""
     return await asyncio.to_thread(run, suite, system, **options)
+
+
+def estimate(
+    suite: Suite | str | Path,
+    system: System | Callable[[Any], Any] | str | Path | None = None,
+    *,
+    repeats: int = 1,
+    judge: JudgeMode = "auto",
+    cache: CacheMode = "readwrite",
+    cache_dir: str | Path | None = None,
+    batch: bool = False,
+    max_retries: int = 4,
+) -> Estimate:
+    """Tokens and dollars a run would spend, per grader kind, sending nothing but count_tokens requests.
+
+    With ``ANTHROPIC_API_KEY`` or ``ANTHROPIC_BASE_URL`` set, tokens are counted by the API; offline they are
+    estimated from characters. What the response cache already holds is counted as free, as the run will find
+    it. ``str(estimate)`` (or ``.format()``) is the table ``evalkit run --dry-run`` prints.
+    """
+    from evalkit._cache import ResponseCache
+    from evalkit._runner import estimate_run
+
+    _check_counts(repeats=(repeats, 1), max_retries=(max_retries, 0))
+    loaded = _suite(suite)
+    chosen = as_run_system(system, loaded)
+    count = None
+    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
+        from evalkit._client import Client
+
+        count = Client(max_retries=max_retries).count_tokens
+    settings = None if judge == "off" else loaded.config.judge
+    store = None if cache in ("off", "refresh") else ResponseCache(cache_dir, mode=cache)
+    return estimate_run(
+        loaded, chosen, repeats=repeats, judge=settings, count_tokens=count, batch=batch, cache=store
+    )
+
+
+def suite_judge(
+    suite: Suite | str | Path,
+    system: System | Callable[[Any], Any] | str | Path | None = None,
+    *,
+    cache: CacheMode = "readwrite",
+    cache_dir: str | Path | None = None,
+    concurrency: int = 8,
+    max_retries: int = 4,
+) -> Judge:
+    """The judge a run of `suite` grades with, built as `run` builds it: the suite's judge settings, the
+    response cache, a client made on the first call. Its calls therefore share a run's cache entries (a probe's
+    original verdicts are the run's, read back for free).
+    """
+    import warnings
+
+    from evalkit._runner import RunContext, RunOptions
+    from evalkit.graders import Judge
+
+    loaded = _suite(suite)
+    options = RunOptions(
+        concurrency=concurrency,
+        cache_mode=cache,
+        cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        judge="on",
+        progress=False,
+        max_retries=max_retries,
+        processes=1,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the run said it already: a judge grading its own model
+        made = RunContext.create(loaded, as_run_system(system, loaded), options).judge
+    if not isinstance(made, Judge):
+        raise EvalkitError(f"suite {loaded.name} has no judge checks: it has no judge to build")
+    return made

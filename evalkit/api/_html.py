@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from evalkit._report import JudgeTrust
+    from evalkit._report import GateSummary, Report
     from evalkit.api._compare import RunComparison
     from evalkit.api._run import Run
+    from evalkit.calibration import JudgeTrust
 
 _CARD = (
     '<div style="font-family:system-ui,sans-serif;border:1px solid #ccd;border-radius:6px;padding:8px 12px;'
@@ -92,11 +93,30 @@ def comparison_card(cmp: RunComparison) -> str:
     return _CARD.format(body=body)
 
 
-@dataclass(frozen=True)
 class HTMLReport:
-    """The run's HTML report: displayed inline (in an isolated frame), or written with `save`."""
+    """A run's report: displayed inline (in an isolated frame), written with `save`, printed with `text`.
 
-    html: str
+    The HTML page and the text are the ones ``evalkit report`` writes and prints for the same run, baseline and
+    labels.
+    """
+
+    def __init__(self, report: Report, *, gate: GateSummary | None = None, max_flipped: int = 200) -> None:
+        self._report = report
+        self._gate = gate
+        self._max_flipped = max_flipped
+
+    @cached_property
+    def html(self) -> str:
+        """The self-contained HTML page."""
+        from evalkit._report import render_html
+
+        return render_html(self._report, max_flipped=self._max_flipped, gate=self._gate)
+
+    def text(self, *, show_failures: int | Literal["all"] = 10) -> str:
+        """The report as ``evalkit report`` prints it (up to `show_failures` failing cases, or ``"all"``)."""
+        from evalkit._report import format_report
+
+        return format_report(self._report, show_failures=show_failures)
 
     def save(self, path: str | Path) -> Path:
         """Write the page atomically to `path`; returns the path."""
@@ -114,15 +134,26 @@ class HTMLReport:
         )
 
 
-def report(run: Run, baseline: Run | str | Path | None, *, judge: JudgeTrust | None = None) -> HTMLReport:
-    """The HTML report of `run`, against `baseline` (or the suite's baseline.json when there is one), with the
+def report(
+    run: Run,
+    baseline: Run | str | Path | None,
+    *,
+    judge: JudgeTrust | None = None,
+    gate: GateSummary | None = None,
+    max_flipped: int = 200,
+    compare: bool = True,
+) -> HTMLReport:
+    """The report of `run`, against `baseline` (or the suite's baseline.json when there is one), with the
     judge's calibration state and corrected pass rates when given."""
-    from evalkit._report import build_report, render_html
+    from evalkit._report import build_report
     from evalkit.api._reference import reference_of
 
-    if baseline is None:
-        committed = run._committed_baseline()
+    if not compare:
+        reference = None
+    elif baseline is None:
+        committed = run.baseline_path
         reference = reference_of(committed) if committed is not None else None
     else:
         reference = reference_of(baseline)
-    return HTMLReport(render_html(build_report(run.manifest, run.checks(), reference, judge=judge)))
+    built = build_report(run.manifest, run.checks(), reference, run_dir=run.path, judge=judge)
+    return HTMLReport(built, gate=gate, max_flipped=max_flipped)

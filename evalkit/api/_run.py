@@ -6,18 +6,18 @@ import json
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from evalkit._gate._gate import GateOutcome
-    from evalkit._report import JudgeTrust
+    from evalkit._gate import GateOutcome
     from evalkit._results import Manifest
     from evalkit.api._compare import RunComparison
     from evalkit.api._html import HTMLReport
+    from evalkit.calibration import JudgeTrust
     from evalkit.suite import Suite
 
 By = str | list[str] | None
@@ -214,20 +214,83 @@ class Run:
         *,
         baseline: Run | str | Path | None = None,
         labels: str | Path | Sequence[str | Path] | None = None,
+        gate: GateOutcome | None = None,
+        max_flipped: int = 200,
+        compare: bool = True,
     ) -> HTMLReport:
-        """The HTML report (shown inline in Jupyter; ``.save(path)`` writes it), against `baseline` if given.
+        """The report, as ``evalkit report`` makes it: shown inline in Jupyter, ``.save(path)`` writes the HTML
+        page, ``.text()`` is what the command prints.
 
         Parameters
         ----------
         baseline:
-            What to compare with (default: the suite's baseline.json, when there is one).
+            What to compare with: a `Run`, a run directory, a baseline.json or a suite folder (default: the
+            suite's baseline.json, when there is one).
         labels:
             Human labels of the run's outputs, for the judged checks' corrected pass rates (default: every
             ``*.jsonl`` in the suite's labels/ folder).
+        gate:
+            A gate verdict on this run (`Run.gate`), shown at the top of the page.
+        max_flipped:
+            Flipped cases listed in the page, regressions first (the count is always shown).
+        compare:
+            False: the run alone, with no comparison (`baseline` must then be None).
         """
         from evalkit.api._html import report
 
-        return report(self, baseline, judge=self.judge_trust(labels=labels))
+        if not compare and baseline is not None:
+            raise EvalkitError("give a baseline to compare with, or compare=False (--no-baseline), not both")
+        return report(
+            self,
+            baseline,
+            judge=self.judge_trust(labels=labels),
+            gate=gate,
+            max_flipped=max_flipped,
+            compare=compare,
+        )
+
+    def summary(self, *, show_failures: int | Literal["all"] = 10) -> str:
+        """The terminal summary ``evalkit run`` prints: pass rate with interval, errors, the failing cases (up
+        to `show_failures`, or ``"all"``) with what failed, the judge's calibration state, cost and latency."""
+        from evalkit._report import format_summary
+        from evalkit._results import judge_criteria
+
+        return format_summary(
+            self.manifest,
+            self.checks(),
+            show_failures=show_failures,
+            criteria=judge_criteria(self.path),
+            judge=self.judge_trust(),
+        )
+
+    @property
+    def errored_cases(self) -> int:
+        """How many (case, repeat) pairs ended in an error (``resume`` runs them again)."""
+        import polars as pl
+
+        return self.checks().filter(pl.col("case_status") == "error").select("case_id", "repeat").n_unique()
+
+    def failed_because(self, *, fail_on_error: bool = False) -> str | None:
+        """Why this run counts as failed though no gate was asked for, or None.
+
+        A run that scored nothing because every check errored measured nothing: a pass rate over no cases must
+        not read as a green build. Some errors among scored cases are listed and resumable, so they fail the run
+        only when asked (`fail_on_error`, ``--fail-on-error``).
+        """
+        statuses = self.checks().get_column("status")
+        scored = int(statuses.is_in(["pass", "fail"]).sum())
+        if scored == 0 and int((statuses == "error").sum()) > 0:
+            return "no check could be scored: every check errored (the errors are listed above)"
+        errored = self.errored_cases
+        if fail_on_error and errored:
+            cases = f"{errored} case{'s' if errored > 1 else ''}"
+            return f"{cases} ended in an error and --fail-on-error was given"
+        return None
+
+    @property
+    def baseline_path(self) -> Path | None:
+        """The suite's committed baseline.json, or None when it has none."""
+        return self._committed_baseline()
 
     def judge_trust(self, *, labels: str | Path | Sequence[str | Path] | None = None) -> JudgeTrust | None:
         """Whether the judge is calibrated, and each judged check's judge-only and corrected pass rates.
@@ -242,8 +305,17 @@ class Run:
         JudgeTrust, or None when the run has no judged check. Missing, stale or unreadable labels are stated
         in it, never raised.
         """
+        if labels is None:
+            return self._default_trust
+        return self._trust(labels)
+
+    @cached_property
+    def _default_trust(self) -> JudgeTrust | None:
+        return self._trust(None)
+
+    def _trust(self, labels: str | Path | Sequence[str | Path] | None) -> JudgeTrust | None:
         judged = self.checks().get_column("tier") == "judge"
-        if not judged.any():
+        if not judged.any():  # a run with no judged check imports no calibration
             return None
         from evalkit.calibration import judge_trust
 

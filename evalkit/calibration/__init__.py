@@ -1,5 +1,6 @@
 """Agreement between raters, judge-versus-human rates, and judge pass rates corrected by human labels."""
 
+from evalkit._lazy import attach
 from evalkit.calibration._agreement import (
     Agreement,
     Confusion,
@@ -50,53 +51,7 @@ from evalkit.calibration._sample import (
     write_review_sample,
 )
 from evalkit.calibration._trust import judge_trust
+from evalkit.calibration._trust_model import JudgedCheck, JudgeTrust, TrustState
 from evalkit.calibration._wilson import wilson_interval
 
-__all__ = [
-    "Agreement",
-    "Calibration",
-    "CalibrationRecord",
-    "CalibrationState",
-    "Comparison",
-    "Confusion",
-    "ConfusionRates",
-    "CriterionLabel",
-    "Disagreement",
-    "Figures",
-    "GroupAgreement",
-    "Label",
-    "LabelItem",
-    "LabelsFile",
-    "PPIEstimate",
-    "PairAgreement",
-    "ReviewSample",
-    "StaleLabel",
-    "UnmatchedLabel",
-    "agreement",
-    "agreement_from_files",
-    "allocate",
-    "calibrate",
-    "calibration_record",
-    "calibration_state",
-    "cohen_kappa_labels",
-    "confusion_rates",
-    "corrected_pass_rate",
-    "format_agreement",
-    "format_calibration",
-    "judge_trust",
-    "krippendorff_alpha",
-    "label_item",
-    "label_items",
-    "labels_to_ratings",
-    "ppi_pass_rate",
-    "read_calibration_record",
-    "read_labels",
-    "read_ratings",
-    "review_items",
-    "review_sample",
-    "wilson_interval",
-    "write_calibration_record",
-    "write_labels",
-    "write_ratings",
-    "write_review_sample",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

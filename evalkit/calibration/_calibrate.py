@@ -11,21 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from evalkit._results import RunLike, load_run_like
 from evalkit.calibration._agreement import Confusion, agreement
 from evalkit.calibration._confusion import ConfusionRates, confusion_rates
 from evalkit.calibration._join import Joined, StaleLabel, UnmatchedLabel, cascade_verdicts, join_labels
 from evalkit.calibration._labels import Label, label_item, read_labels
 from evalkit.calibration._ppi import PPIEstimate, ppi_pass_rate
-from evalkit.calibration._run_folder import RunLike, load_run_like
 from evalkit.errors import EvalkitError
-
-if TYPE_CHECKING:
-    from evalkit.api import Run
 
 Interval = tuple[float, float] | None
 ALL_CODE = "all code checks"
@@ -348,7 +345,7 @@ def _disagreements(joined: list[Joined], check: str, machines: list[str]) -> lis
     return out
 
 
-def _load(run: Run | str | Path) -> RunLike:
+def _load(run: RunLike | str | Path) -> RunLike:
     return load_run_like(run)
 
 
@@ -359,7 +356,7 @@ def _labels(labels: str | Path | Sequence[Label]) -> tuple[list[Label], str | No
 
 
 def corrected_pass_rate(
-    run: Run | str | Path,
+    run: RunLike | str | Path,
     labels: str | Path | Sequence[Label],
     *,
     check: str | None = None,
@@ -428,7 +425,7 @@ def _corrected(rows: pl.DataFrame, joined: list[Joined], check: str, confidence:
 
 
 def calibrate(
-    run: Run | str | Path,
+    run: RunLike | str | Path,
     labels: str | Path | Sequence[Label],
     *,
     judge_all: bool = False,
@@ -466,7 +463,7 @@ def calibrate(
     -------
     Calibration
     """
-    from evalkit._report._failures import judge_criteria
+    from evalkit._results import judge_criteria
 
     loaded = _load(run)
     rows = loaded.checks()

@@ -15,7 +15,7 @@ from evalkit.calibration._labels import Label, LabelKey, read_labels, write_labe
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
-    from evalkit.api import Run
+    from evalkit._results import RunLike
 
 METHOD = (
     "stratified random sample without replacement; strata are (slice, judge verdict: pass / fail / not judged); "
@@ -74,7 +74,7 @@ def _verdict(item: LabelItem) -> str:
     return "not judged" if item.judge_passed is None else ("pass" if item.judge_passed else "fail")
 
 
-def review_sample(run: Run, n: int, *, seed: int = 0, check: str | None = None) -> ReviewSample:
+def review_sample(run: RunLike, n: int, *, seed: int = 0, check: str | None = None) -> ReviewSample:
     """Draw `n` judged outputs of `run` for people to label, stratified by slice and judge verdict.
 
     Parameters
@@ -97,7 +97,7 @@ def review_sample(run: Run, n: int, *, seed: int = 0, check: str | None = None) 
         raise EvalkitError(f"n must be at least 1, not {n}")
     items = label_items(run.checks(), run.suite, check=check)
     if not items:
-        raise EvalkitError(f"run {run.id} has no judged outputs to review")
+        raise EvalkitError(f"run {run.manifest.run_id} has no judged outputs to review")
     groups: dict[tuple[str, str], list[int]] = {}
     for i, it in enumerate(items):
         groups.setdefault((it.slice, _verdict(it)), []).append(i)
@@ -130,7 +130,7 @@ def write_review_sample(sample: ReviewSample, path: str | Path, *, rater: str) -
     return write_labels(target, labels)
 
 
-def review_items(run: Run, path: str | Path) -> list[LabelItem]:
+def review_items(run: RunLike, path: str | Path) -> list[LabelItem]:
     """The labeller's items for a review file: the run's judged outputs whose keys the file lists.
 
     ``Labeller(review_items(run, path), path, rater=...)`` opens the sample, starting at the first entry not

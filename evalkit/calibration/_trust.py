@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalkit._report._calibration import JudgedCheck, JudgeTrust, TrustState
 from evalkit.calibration._calibrate import _corrected
 from evalkit.calibration._join import Joined, cascade_verdicts, join_labels
 from evalkit.calibration._labels import Label, read_labels
 from evalkit.calibration._record import calibration_state, read_calibration_record
+from evalkit.calibration._trust_model import JudgedCheck, JudgeTrust, TrustState
 from evalkit.calibration._wilson import wilson_interval
 from evalkit.errors import EvalkitError, clip
 

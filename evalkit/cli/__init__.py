@@ -1,7 +1,6 @@
 """The ``evalkit`` command."""
 
+from evalkit._lazy import attach
 from evalkit.cli._main import main
 
-__all__ = [
-    "main",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -12,7 +12,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p = subparsers.add_parser(
         "report",
         help="summarise a run, compare it with a baseline, write an HTML report",
-        description="Print a run's summary and, with --baseline, the paired change against it: the difference "
+        description="Print a run's summary and the paired change against its baseline (the suite's baseline.json, or --baseline): the difference "
         "with its 95% interval and McNemar's exact p, the flipped cases, and the slices that moved. When both "
         "sides share a suite version and prompt but resolved to different model versions, that comes first. "
         "For judged checks it says whether the judge is calibrated (the suite's [judge] min_kappa against "
@@ -24,7 +24,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--baseline",
         default=None,
         metavar="RUN_OR_BASELINE_JSON",
-        help="compare with this run directory or baseline.json (default: none, the run alone)",
+        help="compare with this run directory or baseline.json (default: the suite's baseline.json, when it has "
+        "one)",
+    )
+    p.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="report the run alone, without comparing it with the suite's baseline.json",
     )
     p.add_argument(
         "--html", default=None, metavar="FILE", help="write the HTML report here (default: none, text only)"
@@ -49,21 +55,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit._baseline import load_reference
-    from evalkit._fs import atomic_write_text
-    from evalkit._report import build_report, format_report, render_html
-    from evalkit._results import load_run
+    from evalkit import api
 
-    manifest, rows = load_run(args.run)
-    reference = load_reference(args.baseline) if args.baseline else None
-    judge = None
-    if (rows.get_column("tier") == "judge").any():  # only a judged run pays for reading labels
-        from evalkit.calibration import judge_trust
-
-        judge = judge_trust(rows, suite_path=manifest.suite_path, labels=args.labels)
-    report = build_report(manifest, rows, reference, run_dir=args.run, judge=judge)
-    print(format_report(report, show_failures=args.show_failures))
+    done = api.load_run(args.run)
+    made = done.report(
+        baseline=args.baseline, labels=args.labels, max_flipped=args.max_flipped, compare=not args.no_baseline
+    )
+    print(made.text(show_failures=args.show_failures))
     if args.html:
-        atomic_write_text(Path(args.html), render_html(report, max_flipped=args.max_flipped))
+        made.save(Path(args.html))
         print(f"  HTML report written to {args.html}")
     return EXIT_OK

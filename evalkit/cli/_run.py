@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import threading
-from pathlib import Path
 from typing import Any
 
 from evalkit.cli._args import (
@@ -19,7 +15,6 @@ from evalkit.cli._args import (
     add_show_failures,
     expand,
     fraction,
-    judge_calibration,
     non_negative,
     positive,
 )
@@ -132,97 +127,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.set_defaults(func=run, run_parser=p)
 
 
-def _preload_sdk(args: argparse.Namespace) -> None:
-    """Start importing the SDK in the background when the run is sure to call Claude: it loads while the suite
-    does and the run directory is made, instead of after them."""
-    if args.dry_run or args.resume or args.batch or args.system != "claude":
-        return
-    cache = args.cache or "readwrite"
-    if cache == "readwrite":
-        from evalkit._cache import default_cache_dir
-
-        directory = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-        try:
-            with os.scandir(directory) as entries:
-                if next(entries, None) is not None:
-                    return  # it may answer every request: the runner looks before it loads the SDK
-        except OSError:
-            pass  # no cache yet: every request is a call
-    elif cache == "replay":
-        return
-    from evalkit._client import preload
-
-    preload()
-
-
-class _Prefetch:
-    """Given each result as it is recorded: the first starts importing what the summary needs (the report),
-    which the run's calls leave time for. Joined before another run starts, which may fork."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-
-    def __call__(self, result: Any) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._load, daemon=True, name="evalkit-prefetch")
-            self._thread.start()
-
-    @staticmethod
-    def _load() -> None:
-        with contextlib.suppress(Exception):  # what fails to import fails again where it is used
-            import evalkit._report._summary  # noqa: F401
-
-    def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-
-
 def run(args: argparse.Namespace) -> int:
-    _preload_sdk(args)
-
-    import polars as pl
-
-    from evalkit._results import load_run
-    from evalkit._runner import Runner, RunOptions
-    from evalkit._systems import load_system
-    from evalkit.errors import EvalkitError, SuiteValidationError
+    from evalkit import api
+    from evalkit.errors import SuiteValidationError
     from evalkit.suite import load_suite
 
-    if args.resume:
-        from evalkit._results import RunDir
-        from evalkit._runner._resume import resume_conflicts
-
-        manifest = RunDir(Path(args.resume)).read_manifest()
-        paths = [Path(manifest.suite_path)]
-        conflicts = resume_conflicts(
-            manifest,
-            Path(args.resume),
-            suite_paths=expand(args.suites),
-            system=args.system,
-            repeats=args.repeats,
-            judge=args.judge,
-            out=Path(args.out) if args.out is not None else None,
-        )
-        if conflicts:
-            print(
-                f"--resume {args.resume}: {'; '.join(conflicts)}. A resumed run keeps its own settings: drop "
-                "those options, or start a new run",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
-        # the run's own settings, so the cases left are run as the others were
-        args.system = manifest.system.get("name", args.system)
-        args.repeats = manifest.repeats
-        # a batch run resumed with --cache replay (or off) reads what its batches put in the cache
-        args.batch = args.batch or (manifest.batch and args.cache in (None, "readwrite"))
-        args.cache = args.cache or manifest.cache.get("mode")
-        args.judge = args.judge or ("on" if manifest.judge else "off")
-        if args.concurrency is None:
-            args.concurrency = manifest.concurrency
-        # the responses already paid for are in the run's own cache: resuming elsewhere would pay again
-        if args.cache_dir is None and manifest.cache.get("directory"):
-            args.cache_dir = manifest.cache["directory"]
-    elif not args.suites:
+    if not args.suites and not args.resume:
         args.run_parser.print_usage(sys.stderr)
         print(
             "evalkit run: error: give a SUITE (a suite folder, a .jsonl file or a folder of suites), "
@@ -230,15 +140,30 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    else:
-        paths = expand(args.suites)
-    if args.concurrency is None:
-        args.concurrency = 8
-    args.repeats = args.repeats or 1
-    args.cache = args.cache or "readwrite"
-    args.judge = args.judge or "auto"
-    status = EXIT_OK
-    if len(paths) > 1 and (args.out or args.resume):
+    if not args.dry_run and not args.resume:
+        api.prepare(args.system, cache=args.cache or "readwrite", cache_dir=args.cache_dir, batch=args.batch)
+    paths = expand(args.suites)
+    if args.resume:
+        if len(paths) > 1:
+            print("--out and --resume take one suite at a time", file=sys.stderr)
+            return EXIT_USAGE
+        done = api.resume(
+            args.resume,
+            suite=paths,
+            system=args.system,
+            repeats=args.repeats,
+            judge=args.judge,
+            out=args.out,
+            cache=args.cache,
+            cache_dir=args.cache_dir,
+            concurrency=args.concurrency,
+            batch=args.batch,
+            max_retries=args.max_retries,
+            processes=args.processes,
+            progress=not args.quiet,
+        )
+        return _after(done, args)
+    if len(paths) > 1 and args.out:
         print("--out and --resume take one suite at a time", file=sys.stderr)
         return EXIT_USAGE
     # every suite is loaded, and its system found, before any runs: a bad one among several stops them all
@@ -250,125 +175,77 @@ def run(args: argparse.Namespace) -> int:
         except SuiteValidationError as exc:
             problems.extend(exc.problems)
             continue
-        loaded.append((suite, load_system(args.system, suite)))
+        loaded.append((suite, api.as_run_system(args.system, suite)))
     if problems:
         raise SuiteValidationError(problems)
-    prefetch = _Prefetch()
+    options = {
+        "repeats": args.repeats or 1,
+        "cache": args.cache or "readwrite",
+        "cache_dir": args.cache_dir,
+        "judge": args.judge or "auto",
+        "batch": args.batch,
+        "max_retries": args.max_retries,
+    }
+    status = EXIT_OK
     for suite, system in loaded:
         if args.dry_run:
-            print(_dry_run(suite, system, args))
+            print(api.estimate(suite, system, **options))
             continue
-        options = RunOptions(
-            repeats=args.repeats,
-            concurrency=args.concurrency,
-            cache_mode=args.cache,
-            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-            out_root=Path(args.runs_dir),
-            run_dir=Path(args.out) if args.out else None,
-            judge=args.judge,
-            progress=not args.quiet,
-            batch=args.batch,
-            max_retries=args.max_retries,
+        done = api.run(
+            suite,
+            system,
+            concurrency=args.concurrency or 8,
+            out=args.out,
+            runs_dir=args.runs_dir,
             processes=args.processes,
+            progress=not args.quiet,
+            **options,
         )
-        runner = Runner(suite, system, options)
-        prefetch.join()
-        outcome = runner.run(resume=Path(args.resume) if args.resume else None, on_result=prefetch)
-        manifest, rows = load_run(outcome.run_dir)
-        from evalkit._report import format_summary, judge_criteria
-
-        judge = None
-        if (rows.get_column("tier") == "judge").any():  # a run with no judged check imports no calibration
-            from evalkit.calibration import judge_trust
-
-            judge = judge_trust(rows, suite=suite)
-        print(
-            format_summary(
-                manifest,
-                rows,
-                show_failures=args.show_failures,
-                criteria=judge_criteria(outcome.run_dir),
-                judge=judge,
-            )
-        )
-        print(f"  run saved to {outcome.run_dir}")
-        errored = rows.filter(pl.col("case_status") == "error").select("case_id", "repeat").n_unique()
-        if errored:
-            print(
-                f"  to run the {errored} errored case{'s' if errored > 1 else ''} again: evalkit run --resume {outcome.run_dir}"
-            )
-        failure = _failed_run(rows, errored, fail_on_error=args.fail_on_error)
-        if failure:
-            print(f"  exit 1: {failure}")
-            status = max(status, EXIT_FAIL)
-        baseline = suite.base_dir / "baseline.json"
-        gate = None
-        if args.gate:  # first, so the HTML report can show its verdict
-            if not baseline.exists():
-                print(f"  gate: no {baseline}; accept one with `evalkit baseline accept {outcome.run_dir}`")
-                status = max(status, EXIT_FAIL)
-            else:
-                from evalkit._gate import run_gate
-
-                try:
-                    gate = run_gate(
-                        outcome.run_dir,
-                        baseline,
-                        max_drop=args.max_drop,
-                        allow_unscored=args.allow_unscored,
-                        allow_version_change=args.allow_version_change,
-                        require_calibrated=args.require_calibrated,
-                        calibration=judge_calibration(manifest.suite_path),
-                    )
-                except EvalkitError as exc:  # this suite's gate cannot judge; the other suites still run
-                    print(f"  gate: {exc}")
-                    status = max(status, EXIT_USAGE)
-                else:
-                    print("  " + gate.text.replace("\n", "\n  "))
-                    status = max(status, gate.exit_code)
-        if args.report:
-            from evalkit._baseline import load_reference
-            from evalkit._fs import atomic_write_text
-            from evalkit._report import build_report, render_html
-
-            reference = load_reference(baseline) if baseline.exists() else None
-            html_path = outcome.run_dir / "report.html"
-            report = build_report(manifest, rows, reference, run_dir=outcome.run_dir, judge=judge)
-            atomic_write_text(html_path, render_html(report, gate=gate))
-            print(f"  report: {html_path}")
-        print()
+        status = max(status, _after(done, args))
     return status
 
 
-def _dry_run(suite: Any, system: Any, args: argparse.Namespace) -> str:
-    from evalkit._runner import estimate_run
+def _after(done: Any, args: argparse.Namespace) -> int:
+    """A finished run's summary, exit status, gate and report, as the options ask."""
+    from evalkit.errors import EvalkitError
 
-    count = None
-    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
-        from evalkit._client import Client
-
-        count = Client(max_retries=args.max_retries).count_tokens
-    from evalkit._cache import ResponseCache
-
-    judge = None if args.judge == "off" else suite.config.judge
-    # the run will find what the cache holds: the estimate counts it as free too
-    cache = None if args.cache in ("off", "refresh") else ResponseCache(args.cache_dir, mode=args.cache)
-    return estimate_run(
-        suite, system, repeats=args.repeats, judge=judge, count_tokens=count, batch=args.batch, cache=cache
-    ).format()
-
-
-def _failed_run(rows: Any, errored: int, *, fail_on_error: bool) -> str | None:
-    """Why a finished run exits 1 though no gate was asked for, or None.
-
-    A run that scored nothing because every check errored measured nothing: a pass rate over no cases must not
-    read as a green build. Some errors among scored cases are listed and resumable, so they fail the run only
-    when asked (--fail-on-error)."""
-    statuses = rows.get_column("status")
-    scored = int(statuses.is_in(["pass", "fail"]).sum())
-    if scored == 0 and int((statuses == "error").sum()) > 0:
-        return "no check could be scored: every check errored (the errors are listed above)"
-    if fail_on_error and errored:
-        cases = f"{errored} case{'s' if errored > 1 else ''}"
-        return f"{cases} ended in an error and --fail-on-error was given"
-    return None
+    status = EXIT_OK
+    print(done.summary(show_failures=args.show_failures))
+    print(f"  run saved to {done.path}")
+    errored = done.errored_cases
+    if errored:
+        print(
+            f"  to run the {errored} errored case{'s' if errored > 1 else ''} again: evalkit run --resume {done.path}"
+        )
+    failure = done.failed_because(fail_on_error=args.fail_on_error)
+    if failure:
+        print(f"  exit 1: {failure}")
+        status = EXIT_FAIL
+    gate = None
+    if args.gate:  # first, so the HTML report can show its verdict
+        baseline = done.baseline_path
+        if baseline is None:
+            print(
+                f"  gate: no {done.suite.base_dir / 'baseline.json'}; accept one with `evalkit baseline accept {done.path}`"
+            )
+            status = EXIT_FAIL
+        else:
+            try:
+                gate = done.gate(
+                    baseline=baseline,
+                    max_drop=args.max_drop,
+                    allow_unscored=args.allow_unscored,
+                    allow_version_change=args.allow_version_change,
+                    require_calibrated=args.require_calibrated,
+                )
+            except EvalkitError as exc:  # this suite's gate cannot judge; the other suites still run
+                print(f"  gate: {exc}")
+                status = max(status, EXIT_USAGE)
+            else:
+                print("  " + gate.text.replace("\n", "\n  "))
+                status = max(status, gate.exit_code)
+    if args.report:
+        html_path = done.report(gate=gate).save(done.path / "report.html")
+        print(f"  report: {html_path}")
+    print()
+    return status

@@ -1,6 +1,7 @@
 """Published judge data sets, read in place from a folder the user names (never copied into a project)."""
 
+from evalkit._lazy import attach
 from evalkit.datasets._llmbar import JudgeFigures, LLMBar, LLMBarSet, load_llmbar
 from evalkit.datasets._pandalm import PandaLM, load_pandalm
 
-__all__ = ["JudgeFigures", "LLMBar", "LLMBarSet", "PandaLM", "load_llmbar", "load_pandalm"]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

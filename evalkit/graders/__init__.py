@@ -1,6 +1,7 @@
 """Graders, cheapest first: exact and schema, code checks, and the model judge."""
 
-from evalkit.graders._base import CheckError, Grade, GradingContext, JudgeGrade
+from evalkit._lazy import attach
+from evalkit.graders._base import CheckError, Grade, GradingContext, JudgeGrade, get_field, is_missing
 from evalkit.graders._fence import FENCE_TAGS, neutralise
 from evalkit.graders._grade import (
     NOT_JUDGED,
@@ -21,26 +22,4 @@ from evalkit.graders._judge import (
 from evalkit.graders._limits import CheckTimeout
 from evalkit.graders._normalize import normalize, parse_number
 
-__all__ = [
-    "FENCE_TAGS",
-    "NOT_JUDGED",
-    "CheckError",
-    "CheckOutcome",
-    "CheckTimeout",
-    "Grade",
-    "GradingContext",
-    "Judge",
-    "JudgeError",
-    "JudgeFn",
-    "JudgeGrade",
-    "PairwiseJudge",
-    "PromptTemplate",
-    "RubricVerdict",
-    "grade_case",
-    "grade_check",
-    "load_template",
-    "neutralise",
-    "normalize",
-    "parse_number",
-    "rubric_prompt",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

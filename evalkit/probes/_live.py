@@ -1,8 +1,8 @@
 """What the live probes share: a suite's outputs from the runner, its judge, and judge calls in parallel.
 
-The outputs come from an ordinary run (the runner, its run directory and its response cache), made with the
-judge on, so the judge, client and cache the probes use are the run's own: the same construction, the same
-cache keys. A probe's original verdicts are therefore the run's verdicts, read back from the cache, and only
+The outputs come from an ordinary run (``evalkit.api.run``: its run directory and its response cache), made with
+the judge on, and the probes' judge is built as that run's (``evalkit.api.suite_judge``): the same construction,
+the same cache keys. A probe's original verdicts are therefore the run's verdicts, read back from the cache, and only
 the padded or attacked twins cost a judge call.
 """
 
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
-    from evalkit._runner import Runner
     from evalkit.graders import Judge
     from evalkit.suite import Case, JudgeCheck, Suite
 
@@ -63,7 +62,6 @@ class SuiteOutputs:
     system: str
     run_dir: Path
     judge: Judge
-    runner: Runner
     outputs: list[JudgedOutput] = field(default_factory=list)
     errored_cases: int = 0
     not_text: int = 0
@@ -83,7 +81,7 @@ def run_for_outputs(
     options: LiveOptions | None = None,
     judge: bool = True,
 ) -> SuiteOutputs:
-    """Run `suite` against `system` (repeat 0) with the runner and collect every judged check's text output.
+    """Run `suite` against `system` (repeat 0) through the front door and collect every judged check's text.
 
     Parameters
     ----------
@@ -101,47 +99,55 @@ def run_for_outputs(
     `SuiteOutputs`. A case that errored, or whose judged field is missing, is counted, not probed; a judged
     value that is not text (an object) is counted in ``not_text``: padding and attacks alter text.
     """
-    from evalkit._runner import Runner, RunOptions
-    from evalkit.api import as_run_system
-    from evalkit.graders import Judge
-    from evalkit.graders._base import get_field, is_missing
+    import json
+
+    import polars as pl
+
+    from evalkit import api
+    from evalkit.graders import get_field, is_missing
     from evalkit.suite import JudgeCheck, load_suite
 
     options = options or LiveOptions()
     loaded = suite if not isinstance(suite, str | Path) else load_suite(Path(suite))
     if not any(isinstance(c, JudgeCheck) for case in loaded.cases for c in case.checks):
         raise EvalkitError(f"suite {loaded.name} has no judge checks: nothing for the judge to be probed on")
-    chosen = as_run_system(system, loaded)
-    run_options = RunOptions(
-        concurrency=options.concurrency,
-        cache_mode=options.cache_mode,
-        cache_dir=options.cache_dir,
-        out_root=options.runs_dir,
+    settings: dict[str, Any] = {
+        "concurrency": options.concurrency,
+        "cache": options.cache_mode,
+        "cache_dir": options.cache_dir,
+        "max_retries": options.max_retries,
+    }
+    done = api.run(
+        loaded,
+        system,
+        runs_dir=options.runs_dir,
         judge="on" if judge else "off",
         progress=options.progress,
-        max_retries=options.max_retries,
         processes=1,
+        **settings,
     )
-    runner = Runner(loaded, chosen, run_options)
-    outcome = runner.run()
-    made = runner.context.judge
-    if not isinstance(made, Judge):  # judge="off": a judge of the same construction as the runner's
-        from evalkit._runner._context import _LazyClient
-
-        made = Judge(client=_LazyClient(runner.context), settings=loaded.config.judge, cache=runner.cache)
-    found = SuiteOutputs(suite=loaded, system=chosen.name, run_dir=outcome.run_dir, judge=made, runner=runner)
+    made = api.suite_judge(loaded, system, **settings)
+    found = SuiteOutputs(
+        suite=loaded, system=str(done.manifest.system.get("name")), run_dir=done.path, judge=made
+    )
     by_id = {c.id: c for c in loaded.cases}
-    for result in sorted(outcome.results, key=lambda r: r.case_id):
-        if result.repeat != 0:
-            continue
-        case = by_id[result.case_id]
-        if result.status == "error":
+    first = (
+        done.checks()
+        .filter(pl.col("repeat") == 0)
+        .unique(["case_id"], keep="first", maintain_order=True)
+        .sort("case_id")
+        .select("case_id", "case_status", "output")
+    )
+    for case_id, status, output in first.iter_rows():
+        case = by_id[case_id]
+        if status == "error":
             found.errored_cases += 1
             continue
+        value_of = json.loads(output) if output is not None else None
         for index, check in enumerate(case.checks):
             if not isinstance(check, JudgeCheck):
                 continue
-            value = get_field(result.output, check.field)
+            value = get_field(value_of, check.field)
             if is_missing(value) or not isinstance(value, str):
                 found.not_text += 1
                 continue

@@ -20,6 +20,7 @@ Conventions (each is tested against scipy / statsmodels):
 * Paired comparisons report B minus A: a positive difference means run B passes more cases.
 """
 
+from evalkit._lazy import attach
 from evalkit._results import CHECK_STATUSES
 from evalkit.stats._cost import CostLatency, cost_latency
 from evalkit.stats._dist import (
@@ -45,36 +46,4 @@ from evalkit.stats._rates import clustered_pass_rate, flip_rates, noise_floor, p
 from evalkit.stats._splits import dev_vs_holdout
 from evalkit.stats._verdicts import case_verdicts
 
-__all__ = [
-    "CHECK_STATUSES",
-    "MIN_T_CASES",
-    "VERDICT_STATUSES",
-    "CostLatency",
-    "GrainError",
-    "PairedComparison",
-    "PowerPlan",
-    "binom_cdf_half",
-    "binom_pmf_half",
-    "case_verdicts",
-    "cases_needed",
-    "chi2_1_sf",
-    "clustered_pass_rate",
-    "compare_runs",
-    "cost_latency",
-    "dev_vs_holdout",
-    "estimate_mde",
-    "flip_rates",
-    "independent_interval",
-    "mcnemar",
-    "min_discordant_for_significance",
-    "minimum_detectable_effect",
-    "newcombe_paired",
-    "noise_floor",
-    "normal_ppf",
-    "paired_means_interval",
-    "pass_rate",
-    "t_ppf",
-    "t_sf",
-    "wilson_interval",
-    "z_critical",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

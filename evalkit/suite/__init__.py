@@ -1,5 +1,6 @@
 """Golden sets: case forms, check models, loading and validation with located errors, the suite version."""
 
+from evalkit._lazy import attach
 from evalkit.suite._cases import Case, case_line, cases_version, parse_case, written_form
 from evalkit.suite._checks import (
     CitationsSubsetCheck,
@@ -46,57 +47,4 @@ from evalkit.suite._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, ModelSet
 from evalkit.suite._suite import Suite
 from evalkit.suite._transcripts import Candidate, TranscriptError, promote, read_transcripts
 
-__all__ = [
-    "DEFAULT_JUDGE_MODEL",
-    "UNSENDABLE_SCHEMA_HINT",
-    "Candidate",
-    "Case",
-    "CitationsSubsetCheck",
-    "ContainsAllCheck",
-    "ContainsNoneCheck",
-    "ExactCheck",
-    "JsonValidCheck",
-    "JudgeCheck",
-    "JudgeSettings",
-    "MaxWordsCheck",
-    "MinWordsCheck",
-    "ModelSettings",
-    "NoEmailExceptCheck",
-    "RegexCheck",
-    "RemoteSchemaRefused",
-    "SaveResult",
-    "SchemaCheck",
-    "SqlRowsMatchCheck",
-    "Suite",
-    "SuiteConfig",
-    "SumsCheck",
-    "TranscriptError",
-    "UserCheck",
-    "UserModule",
-    "case_line",
-    "case_object",
-    "case_text",
-    "cases_version",
-    "check",
-    "check_case_text",
-    "check_kinds",
-    "covers",
-    "filter_cases",
-    "global_checks",
-    "load_suite",
-    "load_user_module",
-    "near_duplicates",
-    "new_case_template",
-    "next_case_id",
-    "offline_registry",
-    "parse_case",
-    "promote",
-    "read_transcripts",
-    "save_new_version",
-    "schema_warnings",
-    "slice_coverage",
-    "unsendable_schema",
-    "validate_suite",
-    "with_case",
-    "written_form",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -6,8 +6,9 @@ that ``python -m evalkit.testing.server`` runs without importing the module twic
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import attach
 
 if TYPE_CHECKING:
     from evalkit.testing.server import (
@@ -26,24 +27,4 @@ if TYPE_CHECKING:
         estimate_tokens,
     )
 
-__all__ = [
-    "FAULT_KINDS",
-    "PINNED_MODEL_IDS",
-    "FaultKind",
-    "FaultPlan",
-    "JudgeRule",
-    "LocalAnthropicServer",
-    "RateLimits",
-    "Reply",
-    "RequestRecord",
-    "Responder",
-    "SimulatedJudge",
-    "count_input_tokens",
-    "estimate_tokens",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        return getattr(importlib.import_module("evalkit.testing.server"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

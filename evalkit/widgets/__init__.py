@@ -2,6 +2,7 @@
 see its failures. Each can be driven from code as a person drives it (set a value, click, send the front end's
 message)."""
 
+from evalkit._lazy import attach
 from evalkit.widgets._case_browser import CaseBrowser, cases_table, check_summary
 from evalkit.widgets._case_editor import CaseEditor, diff_html, problems_html
 from evalkit.widgets._disagreements import DisagreementBrowser
@@ -9,16 +10,4 @@ from evalkit.widgets._flips import FlippedCases
 from evalkit.widgets._labeller import Labeller
 from evalkit.widgets._slice_failures import SliceFailures, failures_table
 
-__all__ = [
-    "CaseBrowser",
-    "CaseEditor",
-    "DisagreementBrowser",
-    "FlippedCases",
-    "Labeller",
-    "SliceFailures",
-    "cases_table",
-    "check_summary",
-    "diff_html",
-    "failures_table",
-    "problems_html",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

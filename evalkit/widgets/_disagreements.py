@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from evalkit.calibration._charts import CELL_SELECTION, confusion_chart
+from evalkit.charts import CELL_SELECTION, confusion_chart
 
 if TYPE_CHECKING:
     import polars as pl

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,6 @@ import anywidget
 import traitlets
 
 from evalkit.calibration import CriterionLabel, Label, LabelItem, LabelsFile, cohen_kappa_labels, label_items
-from evalkit.calibration._labels import today
 
 if TYPE_CHECKING:
     from evalkit.api import Run
@@ -128,7 +128,7 @@ class Labeller(anywidget.AnyWidget):
             criteria=[CriterionLabel(criterion=c, met=m) for c, m in zip(item.rubric, marks, strict=True)],
             reason=(old.reason if old else "") if reason is None else reason,
             rater=self._file.rater,
-            date=today(),
+            date=datetime.now(UTC).date().isoformat(),
         )
         try:
             self._file.put(label)

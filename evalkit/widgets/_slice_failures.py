@@ -76,7 +76,7 @@ def slice_chart(rates: pl.DataFrame) -> alt.LayerChart:
     """The report's pass-rate-by-slice chart with a click selection on the slice (a field, not an index)."""
     import altair as alt
 
-    from evalkit._report._charts import slice_pass_rate_chart
+    from evalkit.charts import slice_pass_rate_chart
 
     chart = slice_pass_rate_chart(rates, title="Pass rate by slice, 95% interval — click a slice")
     pick = alt.selection_point(name=SELECTION, fields=["slice"], on="click", clear="dblclick")

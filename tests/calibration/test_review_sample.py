@@ -18,7 +18,7 @@ from evalkit.calibration import (
     review_sample,
     write_review_sample,
 )
-from evalkit.calibration._charts import CELL_SELECTION, confusion_chart
+from evalkit.charts import CELL_SELECTION, confusion_chart
 from evalkit.errors import EvalkitError
 from evalkit.widgets import DisagreementBrowser, Labeller
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evalkit._report._charts import WIDTH
+from evalkit._report import WIDTH
 from evalkit.calibration import wilson_interval
+from evalkit.charts import effect_chart
 from evalkit.probes import (
     ATTACKS,
     LiveOptions,
     attack,
     attack_n_needed,
-    effect_chart,
     format_injection,
     format_verbosity,
     injection_probe,

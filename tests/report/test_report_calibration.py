@@ -11,10 +11,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evalkit._report import JudgedCheck, JudgeTrust, build_report, format_report, render_html, trust_lines
+from evalkit._report import build_report, format_report, render_html, trust_lines
 from evalkit._results import Manifest, load_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
+from evalkit.calibration import JudgedCheck, JudgeTrust
 from evalkit.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,16 @@ import pytest
 
 from evalkit._cache import CacheError, CacheMiss, CorruptCacheEntry
 from evalkit._client import CallError
-from evalkit._report import format_summary, judge_criteria
-from evalkit._results import CHECK_ROW_SCHEMA, ERROR_KINDS, CaseResult, RunDir, error_kind, load_run
+from evalkit._report import format_summary
+from evalkit._results import (
+    CHECK_ROW_SCHEMA,
+    ERROR_KINDS,
+    CaseResult,
+    RunDir,
+    error_kind,
+    judge_criteria,
+    load_run,
+)
 from evalkit._results._errors import error_kind_of_message
 from evalkit._runner._stops import cache_write_error
 from evalkit.graders import JudgeError

@@ -121,8 +121,8 @@ def test_slice_coverage_counts_every_case_once() -> None:
 
 
 def test_coverage_chart_is_in_the_report_style() -> None:
-    from evalkit._report import slice_coverage_chart
     from evalkit._report._charts import WIDTH
+    from evalkit.charts import slice_coverage_chart
 
     spec = slice_coverage_chart(slice_coverage(load_suite(TRIAGE)), min_cases=20).to_dict()
     assert spec["width"] == WIDTH

@@ -1,5 +1,6 @@
 """A local Anthropic-compatible HTTP server for tests and offline work."""
 
+from evalkit._lazy import attach
 from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan
 from evalkit.testing.server._log import RequestRecord
 from evalkit.testing.server._main import main
@@ -11,29 +12,4 @@ from evalkit.testing.server._server import SIMULATED_HEADER, LocalAnthropicServe
 from evalkit.testing.server._simulated_judge import SIMULATED_JUDGE_MODEL, JudgeRule, SimulatedJudge
 from evalkit.testing.server._tokens import count_input_tokens, estimate_tokens, last_user_text, output_schema
 
-__all__ = [
-    "DEFAULT_TEXT",
-    "FAULT_KINDS",
-    "PINNED_MODEL_IDS",
-    "SIMULATED_HEADER",
-    "SIMULATED_JUDGE_MODEL",
-    "FaultKind",
-    "FaultPlan",
-    "JudgeRule",
-    "LocalAnthropicServer",
-    "RateLimits",
-    "Reply",
-    "RequestRecord",
-    "Responder",
-    "RulesFile",
-    "RulesFileError",
-    "RulesResponder",
-    "SimulatedJudge",
-    "count_input_tokens",
-    "estimate_tokens",
-    "example_from_schema",
-    "last_user_text",
-    "load_rules_file",
-    "main",
-    "output_schema",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

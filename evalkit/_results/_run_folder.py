@@ -1,7 +1,8 @@
-"""A run directory as calibration reads it.
+"""The run-folder protocol: what a reader of a run needs (folder, manifest, suite, check rows), and a plain
+run folder that provides it.
 
-The notebook API's `Run` shows calibration figures, so calibration reads a run folder itself instead of
-importing the API (that would be an import circle); a `Run` passed in is used as it is.
+The front door's `Run` shows calibration figures, so calibration reads runs through this protocol instead of
+importing the front door (that would be an import circle); a `Run` passed in is used as it is.
 """
 
 from __future__ import annotations

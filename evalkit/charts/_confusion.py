@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from evalkit.calibration._agreement import Confusion
+from evalkit.calibration import Confusion
 
 if TYPE_CHECKING:
     import altair as alt
