@@ -50,7 +50,6 @@ from evalkit.calibration._sample import (
     write_review_sample,
 )
 from evalkit.calibration._trust import judge_trust
-from evalkit.calibration._wilson import wilson_interval
 
 __all__ = [
     "Agreement",
@@ -94,7 +93,6 @@ __all__ = [
     "read_ratings",
     "review_items",
     "review_sample",
-    "wilson_interval",
     "write_calibration_record",
     "write_labels",
     "write_ratings",

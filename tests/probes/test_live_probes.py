@@ -15,7 +15,6 @@ import polars as pl
 import pytest
 
 from evalkit._report._charts import WIDTH
-from evalkit.calibration import wilson_interval
 from evalkit.probes import (
     ATTACKS,
     LiveOptions,
@@ -31,6 +30,7 @@ from evalkit.probes import (
     verbosity_probe,
     verbosity_rows,
 )
+from evalkit.stats import wilson_interval
 from evalkit.testing import LocalAnthropicServer
 from evalkit.testing.server import SimulatedJudge
 
