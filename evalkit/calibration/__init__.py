@@ -52,6 +52,5 @@ from evalkit.calibration._sample import (
 )
 from evalkit.calibration._trust import judge_trust
 from evalkit.calibration._trust_model import JudgedCheck, JudgeTrust, TrustState
-from evalkit.calibration._wilson import wilson_interval
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

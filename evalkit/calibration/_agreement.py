@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict
 from evalkit.calibration import _alpha, _pairwise
 from evalkit.calibration._ratings import read_ratings
 from evalkit.errors import EvalkitError
+from evalkit.stats import Interval
 
 Scale = Literal["nominal", "ordinal"]
 By = Literal["slice", "criterion"]
-Interval = tuple[float, float] | None
 
 
 class Confusion(BaseModel):
@@ -39,7 +39,7 @@ class PairAgreement(BaseModel):
     n: int
     percent_agreement: float | None
     cohen_kappa: float | None
-    cohen_kappa_ci: Interval
+    cohen_kappa_ci: Interval | None
     scott_pi: float | None
     weighted_kappa: float | None
     confusion: Confusion
@@ -56,7 +56,7 @@ class GroupAgreement(BaseModel):
     seed: int
     pairs: list[PairAgreement]
     krippendorff_alpha: float | None
-    krippendorff_alpha_ci: Interval
+    krippendorff_alpha_ci: Interval | None
     notes: list[str] = []
 
     def to_json(self) -> dict[str, Any]:
@@ -82,7 +82,7 @@ def _num(x: float | np.floating[Any]) -> float | None:
 
 def _interval(
     replicates: npt.NDArray[np.float64], confidence: float, what: str, notes: list[str]
-) -> Interval:
+) -> Interval | None:
     finite = replicates[~np.isnan(replicates)]
     if finite.size == 0:
         return None
@@ -92,7 +92,7 @@ def _interval(
         )
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(finite, [tail, 1.0 - tail])
-    return (float(lo), float(hi))
+    return Interval(float(lo), float(hi))
 
 
 def _labels(frame: pl.DataFrame, scale: Scale, order: Sequence[str] | None) -> list[str]:
@@ -154,7 +154,7 @@ def _group(
         if a.size == 0:
             notes.append(f"{name}: no item rated by both; nothing to compare")
             kappa = pi = wk = pa = float("nan")
-            ci: Interval = None
+            ci: Interval | None = None
         else:
             pa = float(_pairwise.percent_agreement(counts))
             kappa = float(_pairwise.cohen_kappa(counts))
@@ -180,7 +180,7 @@ def _group(
 
     per_unit = _alpha.unit_coincidences(codes, k)
     alpha = float(_alpha.alpha_from_coincidence(per_unit.sum(axis=0), scale)) if k else float("nan")
-    alpha_ci: Interval = None
+    alpha_ci: Interval | None = None
     if math.isnan(alpha):
         notes.append("alpha: fewer than two pairable ratings, or one label only; alpha is undefined")
     else:
@@ -296,7 +296,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def _fmt_ci(ci: Interval) -> str:
+def _fmt_ci(ci: Interval | None) -> str:
     return "" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 

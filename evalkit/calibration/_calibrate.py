@@ -23,8 +23,8 @@ from evalkit.calibration._join import Joined, StaleLabel, UnmatchedLabel, cascad
 from evalkit.calibration._labels import Label, label_item, read_labels
 from evalkit.calibration._ppi import PPIEstimate, ppi_pass_rate
 from evalkit.errors import EvalkitError
+from evalkit.stats import Interval
 
-Interval = tuple[float, float] | None
 ALL_CODE = "all code checks"
 _LABELS = ["false", "true"]  # fail, pass: both always shown, so every confusion is 2 x 2
 
@@ -38,7 +38,7 @@ class Figures(BaseModel):
     missing: dict[str, int]
     percent_agreement: float | None
     cohen_kappa: float | None
-    cohen_kappa_ci: Interval
+    cohen_kappa_ci: Interval | None
     confusion: Confusion
     rates: ConfusionRates | None
     notes: list[str] = []
@@ -575,7 +575,7 @@ def _f(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci: Interval) -> str:
+def _ci(ci: Interval | None) -> str:
     return "" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 

@@ -14,9 +14,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from evalkit.calibration._wilson import wilson_interval
 from evalkit.errors import EvalkitError
-from evalkit.stats import z_critical
+from evalkit.stats import Interval, wilson_interval, z_critical
 
 
 class PPIEstimate(BaseModel):
@@ -31,7 +30,7 @@ class PPIEstimate(BaseModel):
     n_unlabelled: int
     judge_only_rate: float
     human_only_rate: float
-    human_only_ci: tuple[float, float] | None
+    human_only_ci: Interval | None
     confidence: float
 
     def to_json(self) -> dict[str, Any]:

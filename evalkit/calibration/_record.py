@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evalkit._fs import atomic_write_text
 from evalkit.calibration._calibrate import Calibration
 from evalkit.errors import EvalkitError
+from evalkit.stats import Interval
 
 if TYPE_CHECKING:
     from evalkit.suite import Suite
@@ -23,7 +24,7 @@ class CheckKappa(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     kappa: float | None
-    kappa_ci: tuple[float, float] | None
+    kappa_ci: Interval | None
     n: int
     missing: dict[str, int]
 

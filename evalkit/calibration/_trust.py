@@ -14,8 +14,8 @@ from evalkit.calibration._join import Joined, cascade_verdicts, join_labels
 from evalkit.calibration._labels import Label, read_labels
 from evalkit.calibration._record import calibration_state, read_calibration_record
 from evalkit.calibration._trust_model import JudgedCheck, JudgeTrust, TrustState
-from evalkit.calibration._wilson import wilson_interval
 from evalkit.errors import EvalkitError, clip
+from evalkit.stats import wilson_interval
 
 if TYPE_CHECKING:
     from evalkit.suite import Suite

@@ -25,13 +25,7 @@ from evalkit.probes._live_rubric import (
 )
 from evalkit.probes._live_text import format_injection, format_live_position, format_verbosity
 from evalkit.probes._padding import PADDINGS, pad, pad_filler, pad_repeat_list
-from evalkit.probes._paired import (
-    PairedDifference,
-    mcnemar_exact,
-    n_needed,
-    newcombe_paired,
-    paired_difference,
-)
+from evalkit.probes._paired import PairedDifference, paired_difference
 from evalkit.probes._position import PositionProbe, format_position, position_from_file, position_probe
 from evalkit.probes._position_table import position_by, position_table
 from evalkit.probes._verdicts import read_verdicts, write_verdicts

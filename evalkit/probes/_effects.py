@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import t as student_t
 
-from evalkit.calibration import wilson_interval
 from evalkit.errors import EvalkitError
-from evalkit.probes._paired import PairedDifference, n_needed, paired_difference
-
-Interval = tuple[float, float] | None
+from evalkit.probes._paired import PairedDifference, paired_difference
+from evalkit.stats import Interval, mcnemar_cases_needed, t_interval, wilson_interval
 
 
 class VerbosityEffect(BaseModel):
@@ -26,7 +22,7 @@ class VerbosityEffect(BaseModel):
     original_mean_score: float | None
     padded_mean_score: float | None
     score_difference: float | None
-    score_difference_ci: Interval
+    score_difference_ci: Interval | None
     target_effect: float
     n_needed: int | None
 
@@ -74,12 +70,12 @@ def verbosity_effect(
     diff = paired_difference(pad, orig, confidence=confidence)
     share = diff.discordant / diff.n if diff.n else 0.0
     needed = (
-        n_needed(target_effect, discordant=max(share, abs(target_effect)), confidence=confidence)
+        mcnemar_cases_needed(target_effect, discordant=max(share, abs(target_effect)), alpha=1 - confidence)
         if share > 0
         else None
     )
     om = pm = sd = None
-    sci: Interval = None
+    sci: Interval | None = None
     if (original_score is None) != (padded_score is None):
         raise EvalkitError("give both original_score and padded_score, or neither")
     if original_score is not None and padded_score is not None:
@@ -91,12 +87,7 @@ def verbosity_effect(
         delta = p - o
         sd = float(delta.mean())
         if delta.size > 1:
-            half = (
-                float(student_t.ppf(1 - (1 - confidence) / 2, delta.size - 1))
-                * float(delta.std(ddof=1))
-                / math.sqrt(delta.size)
-            )
-            sci = (sd - half, sd + half)
+            sci = t_interval(sd, float(delta.std(ddof=1)), delta.size, confidence=confidence)
     return VerbosityEffect(
         pass_rate=diff,
         original_mean_score=om,
@@ -116,7 +107,7 @@ class AttackRate(BaseModel):
     failing: int
     flipped: int
     success_rate: float | None
-    ci: Interval
+    ci: Interval | None
 
 
 class InjectionEffect(BaseModel):

@@ -15,9 +15,9 @@ import polars as pl
 
 from evalkit.errors import EvalkitError, Problem
 from evalkit.probes._live import LiveOptions, parallel, run_for_outputs
-from evalkit.probes._paired import n_needed
 from evalkit.probes._position import PositionProbe, position_probe
 from evalkit.probes._verdicts import write_verdicts
+from evalkit.stats import mcnemar_cases_needed
 
 if TYPE_CHECKING:
     from evalkit.suite import JudgeSettings
@@ -263,7 +263,7 @@ def position_live(
     probe = position_probe(verdicts, confidence=confidence)
     share = discordant_share(verdicts)
     needed = (
-        n_needed(target_effect, discordant=max(share, abs(target_effect)), confidence=confidence)
+        mcnemar_cases_needed(target_effect, discordant=max(share, abs(target_effect)), alpha=1 - confidence)
         if share > 0
         else None
     )

@@ -6,8 +6,7 @@ from evalkit.probes._effects import AttackRate
 from evalkit.probes._live_position import LivePosition
 from evalkit.probes._live_rubric import InjectionProbe, VerbosityProbe, _About
 from evalkit.probes._position import format_position
-
-Interval = tuple[float, float] | None
+from evalkit.stats import Interval
 
 
 def _pct(x: float | None, sign: bool = False) -> str:
@@ -16,7 +15,7 @@ def _pct(x: float | None, sign: bool = False) -> str:
     return f"{100 * x:+z.1f}" + " points" if sign else f"{100 * x:.1f}%"
 
 
-def _ci(ci: Interval, sign: bool = False) -> str:
+def _ci(ci: Interval | None, sign: bool = False) -> str:
     if ci is None:
         return ""
     fmt = "{:+z.1f}" if sign else "{:.1f}%"

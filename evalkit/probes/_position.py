@@ -8,12 +8,10 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from evalkit.calibration import wilson_interval
 from evalkit.errors import EvalkitError
-from evalkit.probes._paired import mcnemar_exact, newcombe_paired
+from evalkit.probes._paired import difference_interval, mcnemar_exact_p
 from evalkit.probes._verdicts import read_verdicts
-
-Interval = tuple[float, float] | None
+from evalkit.stats import Interval, wilson_interval
 
 
 class PositionProbe(BaseModel):
@@ -31,13 +29,13 @@ class PositionProbe(BaseModel):
     judge: str
     pairs: int
     consistency: float | None
-    consistency_ci: Interval
+    consistency_ci: Interval | None
     first_position_rate: float | None
     second_position_rate: float | None
     tie_rate: float | None
     missing: int
     position_bias: float | None
-    position_bias_ci: Interval
+    position_bias_ci: Interval | None
     position_bias_p: float | None
     decisive_pairs: int
 
@@ -115,8 +113,8 @@ def position_probe(
         tie_rate=int(counts["tie"]) / total if total else None,
         missing=own.height - usable.height,
         position_bias=(b - c) / n_dec if n_dec else None,
-        position_bias_ci=newcombe_paired(a, b, c, d, confidence=confidence),
-        position_bias_p=mcnemar_exact(b, c),
+        position_bias_ci=difference_interval(a, b, c, d, confidence=confidence),
+        position_bias_p=mcnemar_exact_p(b, c),
         decisive_pairs=n_dec,
     )
 
@@ -132,7 +130,7 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
-def _ci(ci: Interval) -> str:
+def _ci(ci: Interval | None) -> str:
     return "" if ci is None else f" [{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
 
 

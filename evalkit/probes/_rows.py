@@ -11,6 +11,7 @@ import polars as pl
 
 from evalkit.probes._effects import InjectionEffect, VerbosityEffect
 from evalkit.probes._position import PositionProbe
+from evalkit.stats import Interval
 
 ROWS_SCHEMA = {
     "label": pl.String,
@@ -26,7 +27,7 @@ def _rows(rows: list[dict[str, object]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=ROWS_SCHEMA, orient="row")
 
 
-def _interval(ci: tuple[float, float] | None) -> tuple[float | None, float | None]:
+def _interval(ci: Interval | None) -> tuple[float | None, float | None]:
     return (None, None) if ci is None else ci
 
 

@@ -9,6 +9,10 @@ errors and unscored rows are counted and reported beside every rate, never folde
 Conventions (each is tested against scipy / statsmodels):
 
 * Pass-rate intervals are Wilson score intervals.
+* No interval: a function of numbers that returns an interval returns an :class:`Interval` ``(low, high)``,
+  or None where none is defined (no trials, an empty table, fewer than two values for a t interval); it never
+  returns NaN bounds. Frame functions keep a null cell instead, and a comparison's ``ci_low`` / ``ci_high``
+  fields are NaN, as its other undefined numbers are.
 * With repeats, the unit of independence is the case. The clustered standard error is the cluster-robust
   (CR1) sandwich estimate that statsmodels reports by default for an intercept-only OLS with
   ``cov_type="cluster"``: it carries the small-sample factor G/(G-1) for G cases, and with equal repeats
@@ -23,25 +27,25 @@ Conventions (each is tested against scipy / statsmodels):
 from evalkit._lazy import attach
 from evalkit._results import CHECK_STATUSES
 from evalkit.stats._cost import CostLatency, cost_latency
-from evalkit.stats._dist import (
-    binom_cdf_half,
-    binom_pmf_half,
-    chi2_1_sf,
-    normal_ppf,
-    t_ppf,
-    t_sf,
-    wilson_interval,
-    z_critical,
-)
+from evalkit.stats._dist import binom_cdf_half, binom_pmf_half, chi2_1_sf, normal_ppf, t_ppf, t_sf, z_critical
 from evalkit.stats._frames import VERDICT_STATUSES, GrainError
 from evalkit.stats._intervals import (
+    Interval,
     independent_interval,
     min_discordant_for_significance,
     newcombe_paired,
     paired_means_interval,
+    t_interval,
+    wilson_interval,
 )
 from evalkit.stats._paired import MIN_T_CASES, PairedComparison, compare_runs, mcnemar
-from evalkit.stats._power import PowerPlan, cases_needed, estimate_mde, minimum_detectable_effect
+from evalkit.stats._power import (
+    PowerPlan,
+    cases_needed,
+    estimate_mde,
+    mcnemar_cases_needed,
+    minimum_detectable_effect,
+)
 from evalkit.stats._rates import clustered_pass_rate, flip_rates, noise_floor, pass_rate
 from evalkit.stats._splits import dev_vs_holdout
 from evalkit.stats._verdicts import case_verdicts

@@ -183,35 +183,3 @@ def binom_pmf_half(k: int, n: int) -> float:
     if not 0 <= k <= n:
         return 0.0
     return math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2.0))
-
-
-def wilson_interval(passes: float, n: float, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for passes out of n.
-
-    Parameters
-    ----------
-    passes:
-        Successes (may be fractional, e.g. a sum of per-case means).
-    n:
-        Trials.
-    confidence:
-        The confidence level, in (0, 1).
-
-    Returns
-    -------
-    (low, high), inside [0, 1]; exactly 0 (1) at the bound when passes is 0 (n); (nan, nan) when n = 0.
-
-    >>> tuple(round(x, 4) for x in wilson_interval(3, 10))
-    (0.1078, 0.6032)
-    """
-    if n <= 0:
-        return (math.nan, math.nan)
-    z = z_critical(confidence)
-    p = passes / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    center = (p + z2 / (2.0 * n)) / denom
-    half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n + z2 / (4.0 * n * n)) / denom
-    low = 0.0 if passes <= 0 else min(max(center - half, 0.0), 1.0)
-    high = 1.0 if passes >= n else min(max(center + half, 0.0), 1.0)
-    return (low, high)

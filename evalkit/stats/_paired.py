@@ -7,9 +7,15 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from evalkit.stats._dist import binom_cdf_half, binom_pmf_half, chi2_1_sf, t_ppf, t_sf, z_critical
+from evalkit.stats._dist import binom_cdf_half, binom_pmf_half, chi2_1_sf, t_sf, z_critical
 from evalkit.stats._frames import count_of, float_or_nan, require_columns, require_verdicts, score
-from evalkit.stats._intervals import means_interval, min_discordant_for_significance, newcombe_paired
+from evalkit.stats._intervals import (
+    Interval,
+    means_interval,
+    min_discordant_for_significance,
+    newcombe_paired,
+    t_interval,
+)
 
 MIN_T_CASES = 10
 """Below this many cases a t interval on bounded case-mean differences is too unreliable to report."""
@@ -206,16 +212,19 @@ def compare_runs(
     se, low, high, p_t = _t_interval(diff, sd, n, confidence)
     counts = [int(summary[c]) for c in ("both_pass", "only_a", "only_b", "both_fail")]
     only_a, only_b = counts[1], counts[2]
+    ci: Interval | None
     if n and summary["single"]:
         method = "newcombe"
-        low, high = newcombe_paired(*counts, confidence=confidence)
+        ci = newcombe_paired(*counts, confidence=confidence)
     elif n >= MIN_T_CASES and sd > 0.0:
         method = "t"
-        low, high = max(low, -1.0), min(high, 1.0)
+        ci = Interval(max(low, -1.0), min(high, 1.0))
     else:
         method = "newcombe-means"
         rates = (float_or_nan(summary["rate_a"]), float_or_nan(summary["rate_b"]))
-        low, high = means_interval(*rates, float(summary["cross"] or 0.0), n, confidence)
+        ci = means_interval(*rates, float(summary["cross"] or 0.0), n, confidence)
+    # a field of the comparison, like a frame cell: NaN where no interval is defined (no shared case)
+    low, high = ci if ci is not None else (math.nan, math.nan)
     exact, midp, chi2, chi2_p = mcnemar(only_a, only_b)
     alpha = round(1.0 - confidence, 12)  # 1 - 0.95 is 0.05000000000000004 in floats
     excludes_zero = low > 0.0 or high < 0.0
@@ -265,12 +274,10 @@ def compare_runs(
 
 def _t_interval(diff: float, sd: float, n: int, confidence: float) -> tuple[float, float, float, float]:
     """SE, Student-t interval and two-sided p-value for a mean of n paired differences."""
-    if n < 2 or math.isnan(sd):
+    ci = t_interval(diff, sd, n, confidence=confidence)
+    if ci is None:
         return (math.nan, math.nan, math.nan, math.nan)
     se = sd / math.sqrt(n)
     if se == 0.0:
-        return (0.0, diff, diff, 1.0 if diff == 0.0 else 0.0)
-    df = n - 1
-    t_crit = t_ppf(1.0 - (1.0 - confidence) / 2.0, df)
-    p = min(1.0, 2.0 * t_sf(abs(diff / se), df))
-    return (se, diff - t_crit * se, diff + t_crit * se, p)
+        return (0.0, *ci, 1.0 if diff == 0.0 else 0.0)
+    return (se, *ci, min(1.0, 2.0 * t_sf(abs(diff / se), n - 1)))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalkit.errors import EvalkitError
 from evalkit.stats._dist import normal_ppf
 from evalkit.stats._frames import float_or_nan, require_columns, require_verdicts
 from evalkit.stats._paired import case_means, paired_frame
@@ -101,6 +102,42 @@ def cases_needed(
     n = (_z_sum(alpha, power) / effect) ** 2 * v
     # Guard against float noise pushing an exact integer just above itself.
     return max(1, math.ceil(n - 1e-9))
+
+
+def mcnemar_cases_needed(effect: float, *, discordant: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Cases needed to detect a paired difference of two rates with a two-sided McNemar test (Connor 1987).
+
+    ``n = (z_{1-alpha/2} sqrt(d) + z_{power} sqrt(d - effect^2))^2 / effect^2`` for a discordant share d:
+    the test sees only the discordant cases, so d sets the sample as much as the effect does.
+
+    Parameters
+    ----------
+    effect:
+        The difference of the paired rates to detect, ``(only_b - only_a) / n``.
+    discordant:
+        Expected share of discordant cases, ``(only_a + only_b) / n``; at least ``abs(effect)``.
+    alpha:
+        Two-sided significance level.
+    power:
+        The chance of detecting a true difference of that size.
+
+    Returns
+    -------
+    The number of cases, rounded up.
+
+    >>> mcnemar_cases_needed(0.1, discordant=0.2)
+    155
+    """
+    if effect == 0:
+        raise EvalkitError("an effect of 0 cannot be detected; give the smallest difference that matters")
+    if not abs(effect) <= discordant <= 1:
+        raise EvalkitError(f"discordant share {discordant} must lie between |effect| = {abs(effect)} and 1")
+    if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError("alpha and power must be in (0, 1)")
+    za = normal_ppf(1 - alpha / 2)
+    zb = normal_ppf(power)
+    n = (za * math.sqrt(discordant) + zb * math.sqrt(discordant - effect**2)) ** 2 / effect**2
+    return math.ceil(n)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import polars as pl
 import pytest
 
 from evalkit._report import WIDTH
-from evalkit.calibration import wilson_interval
 from evalkit.charts import effect_chart
 from evalkit.probes import (
     ATTACKS,
@@ -31,6 +30,7 @@ from evalkit.probes import (
     verbosity_probe,
     verbosity_rows,
 )
+from evalkit.stats import wilson_interval
 from evalkit.testing import LocalAnthropicServer
 from evalkit.testing.server import SimulatedJudge
 

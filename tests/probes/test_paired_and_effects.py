@@ -9,49 +9,37 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from evalkit.probes import (
     injection_effect,
-    mcnemar_exact,
-    n_needed,
-    newcombe_paired,
     paired_difference,
     self_preference,
     verbosity_effect,
 )
+from evalkit.stats import newcombe_paired
 
 
 @pytest.mark.parametrize(
-    ("a", "b", "c", "d", "low", "high"),
+    ("x1", "x2"),
     [
-        # Newcombe (1998), Statistics in Medicine 17:2635, Table II, method 10
-        (36, 12, 2, 0, 0.0569, 0.3404),
-        (18, 12, 2, 18, 0.0562, 0.3290),
-        (53, 0, 0, 1, -0.0729, 0.0729),
-        (0, 30, 0, 0, 0.8395, 1.0),
+        ([True] * 36 + [True] * 12 + [False] * 2, [True] * 36 + [False] * 12 + [True] * 2),
+        ([True] * 3 + [False] * 9 + [True] * 4, [True] * 3 + [True] * 9 + [False] * 4),
+        ([False, True], [False, True]),
     ],
 )
-def test_newcombe_matches_published_examples(a: int, b: int, c: int, d: int, low: float, high: float) -> None:
-    lo, hi = newcombe_paired(a, b, c, d)  # type: ignore[misc]
-    assert lo == pytest.approx(low, abs=1e-4)
-    assert hi == pytest.approx(high, abs=1e-4)
-
-
-@pytest.mark.parametrize(("b", "c"), [(0, 1), (3, 9), (12, 2), (25, 25), (40, 61), (1, 0)])
-def test_mcnemar_matches_statsmodels(b: int, c: int) -> None:
-    expected = mcnemar([[10, b], [c, 7]], exact=True).pvalue
-    assert mcnemar_exact(b, c) == pytest.approx(expected, abs=1e-12)
-
-
-def test_n_needed_by_formula_and_by_simulation() -> None:
-    # Connor (1987): effect .1 with discordance .2 → (1.95996·√.2 + 0.84162·√.19)² / .01 = 154.6
-    assert n_needed(0.1, discordant=0.2) == 155
-    n = n_needed(0.1, discordant=0.3)
-    rng = np.random.default_rng(0)
-    cells = rng.multinomial(n, [0.2, 0.1, 0.7], size=4000)  # b, c, concordant
-    b, c = cells[:, 0], cells[:, 1]
-    z = (b - c) / np.sqrt(b + c)
-    power = float(np.mean(np.abs(z) > 1.959964))
-    assert 0.76 < power < 0.85
-    with pytest.raises(Exception, match="discordant"):
-        n_needed(0.3, discordant=0.2)
+def test_paired_difference_is_first_minus_second_with_stats_interval_and_p(
+    x1: list[bool], x2: list[bool]
+) -> None:
+    d = paired_difference(x1, x2)
+    a = sum(u and v for u, v in zip(x1, x2, strict=True))
+    b = sum(u and not v for u, v in zip(x1, x2, strict=True))
+    c = sum(v and not u for u, v in zip(x1, x2, strict=True))
+    assert d.difference == pytest.approx((b - c) / len(x1))
+    # Newcombe's B - A with the first outcome as B, and McNemar's exact p as statsmodels computes it
+    assert d.ci == newcombe_paired(a, c, b, len(x1) - a - b - c)
+    assert d.ci is not None and d.ci.low <= d.difference <= d.ci.high
+    if b + c:
+        expected = mcnemar([[a, b], [c, len(x1) - a - b - c]], exact=True).pvalue
+        assert d.mcnemar_p == pytest.approx(expected, abs=1e-12)
+    else:
+        assert d.mcnemar_p is None
 
 
 def _no_effect(seed: int, n: int) -> tuple[list[bool], list[bool]]:

@@ -39,9 +39,11 @@ def reference_method10(a: int, b: int, c: int, d: int, alpha: float = 0.05) -> t
     return (p1 - p2 - delta, p1 - p2 + epsilon)
 
 
-def ours(a: int, b: int, c: int, d: int) -> tuple[float, float]:
+def ours(a: int, b: int, c: int, d: int) -> stats.Interval:
     # first = run B, second = run A: b passes only in B, c only in A.
-    return stats.newcombe_paired(a, c, b, d)
+    ci = stats.newcombe_paired(a, c, b, d)
+    assert ci is not None
+    return ci
 
 
 def test_newcombe_published_example() -> None:
@@ -51,6 +53,63 @@ def test_newcombe_published_example() -> None:
     low, high = ours(59, 6, 16, 80)
     assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
     assert pytest.approx(-0.0621, abs=5e-5) == (6 - 16) / 161
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "c", "d", "low", "high"),
+    [
+        # Newcombe (1998), Statistics in Medicine 17:2635, Table II, method 10
+        (36, 12, 2, 0, 0.0569, 0.3404),
+        (18, 12, 2, 18, 0.0562, 0.3290),
+        (53, 0, 0, 1, -0.0729, 0.0729),
+        (0, 30, 0, 0, 0.8395, 1.0),
+    ],
+)
+def test_newcombe_matches_published_examples(a: int, b: int, c: int, d: int, low: float, high: float) -> None:
+    lo, hi = ours(a, b, c, d)
+    assert lo == pytest.approx(low, abs=1e-4)
+    assert hi == pytest.approx(high, abs=1e-4)
+
+
+def test_no_interval_is_none_for_every_scalar_interval() -> None:
+    # the package's convention: None where no interval is defined, never (nan, nan)
+    assert stats.wilson_interval(0, 0) is None
+    assert stats.wilson_interval(0, 0, confidence=0.9) is None
+    assert stats.newcombe_paired(0, 0, 0, 0) is None
+    assert stats.paired_means_interval([], []) is None
+    assert stats.independent_interval(0.5, 0, 0.5, 10) is None
+    assert stats.independent_interval(0.5, 10, math.nan, 10) is None
+    assert stats.t_interval(0.5, math.nan, 1) is None
+    assert stats.t_interval(0.5, 0.2, 1) is None
+    assert stats.t_interval(math.nan, math.nan, 0) is None
+    # a comparison keeps float fields: NaN there, as for its other undefined numbers
+    none = stats.compare_runs(verdicts_from({"A": [["pass"]]}), "A", "B")
+    assert none.n == 0 and math.isnan(none.ci_low) and math.isnan(none.ci_high)
+
+
+def test_an_interval_is_a_named_pair() -> None:
+    ci = stats.wilson_interval(3, 10)
+    assert isinstance(ci, stats.Interval) and isinstance(ci, tuple)
+    low, high = ci
+    assert (ci.low, ci.high) == (low, high) == (ci[0], ci[1])
+    assert ci == pytest.approx(proportion_confint(3, 10, method="wilson"), abs=EXACT)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+@pytest.mark.parametrize(
+    "values", [[0.5, 1.0, -0.25, 2.0], [1.0, 1.5], [0.1] * 3 + [0.4] * 7, [3.0, 3.0, 3.0, 3.0]]
+)
+def test_t_interval_matches_scipy(values: list[float], confidence: float) -> None:
+    n = len(values)
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    got = stats.t_interval(mean, sd, n, confidence=confidence)
+    assert got is not None
+    if sd == 0.0:
+        assert got == (mean, mean)  # scipy gives (nan, nan) for a constant sample
+        return
+    ref = sps.ttest_1samp(values, 0.0).confidence_interval(confidence_level=confidence)
+    assert got == pytest.approx((ref.low, ref.high), abs=EXACT)
 
 
 @pytest.mark.parametrize(
@@ -85,10 +144,12 @@ def test_newcombe_lies_in_range_and_contains_the_estimate(
     a: int, only_a: int, only_b: int, d: int, confidence: float
 ) -> None:
     n = a + only_a + only_b + d
-    low, high = stats.newcombe_paired(a, only_a, only_b, d, confidence=confidence)
+    ci = stats.newcombe_paired(a, only_a, only_b, d, confidence=confidence)
     if n == 0:
-        assert math.isnan(low) and math.isnan(high)
+        assert ci is None
         return
+    assert ci is not None
+    low, high = ci
     diff = (only_b - only_a) / n
     assert -1.0 <= low <= diff <= high <= 1.0
     assert high - low > 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 from scipy import stats as sps
@@ -16,6 +17,7 @@ from stats_testdata import (
 from statsmodels.stats.power import NormalIndPower, zt_ind_solve_power
 
 import evalkit.stats as stats
+from evalkit.errors import EvalkitError
 
 
 def test_mde_hand_computation() -> None:
@@ -98,3 +100,22 @@ def test_estimate_mde_unpaired_fallback() -> None:
 def test_estimate_mde_too_few_cases() -> None:
     plan = stats.estimate_mde(verdicts_from({"A": [["pass"]], "B": [["fail"]]}), "A", "B")
     assert plan.n == 1 and math.isnan(plan.mde)
+
+
+def test_mcnemar_cases_needed_by_formula_and_by_simulation() -> None:
+    # Connor (1987): effect .1 with discordance .2 → (1.95996·√.2 + 0.84162·√.19)² / .01 = 154.6
+    assert stats.mcnemar_cases_needed(0.1, discordant=0.2) == 155
+    z_a, z_b = sps.norm.ppf(0.995), sps.norm.ppf(0.9)
+    expected = (z_a * math.sqrt(0.3) + z_b * math.sqrt(0.3 - 0.15**2)) ** 2 / 0.15**2
+    assert stats.mcnemar_cases_needed(-0.15, discordant=0.3, alpha=0.01, power=0.9) == math.ceil(expected)
+    n = stats.mcnemar_cases_needed(0.1, discordant=0.3)
+    rng = np.random.default_rng(0)
+    cells = rng.multinomial(n, [0.2, 0.1, 0.7], size=4000)  # b, c, concordant
+    b, c = cells[:, 0], cells[:, 1]
+    z = (b - c) / np.sqrt(b + c)
+    power = float(np.mean(np.abs(z) > 1.959964))
+    assert 0.76 < power < 0.85
+    with pytest.raises(EvalkitError, match="discordant"):
+        stats.mcnemar_cases_needed(0.3, discordant=0.2)
+    with pytest.raises(EvalkitError, match="effect of 0"):
+        stats.mcnemar_cases_needed(0.0, discordant=0.2)
