@@ -25,14 +25,6 @@ variable, ``.evalkit/cache`` under the current directory.
 """
 
 from evalkit._cache._entries import CacheEntry
-from evalkit._cache._errors import (
-    CacheError,
-    CacheMiss,
-    CorruptCacheEntry,
-    CorruptCacheEntryWarning,
-    EditedCacheEntry,
-    UnverifiedCacheEntryWarning,
-)
 from evalkit._cache._keys import CACHE_FORMAT_VERSION, MESSAGES_ENDPOINT, cache_key, sanitize_request
 from evalkit._cache._layout import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, default_cache_dir
 from evalkit._cache._maintenance import (
@@ -56,18 +48,12 @@ __all__ = [
     "MAX_PRUNE_DAYS",
     "MESSAGES_ENDPOINT",
     "CacheEntry",
-    "CacheError",
-    "CacheMiss",
     "CacheMode",
     "CacheModeName",
     "CacheStats",
     "CacheSummary",
-    "CorruptCacheEntry",
-    "CorruptCacheEntryWarning",
-    "EditedCacheEntry",
     "PruneReport",
     "ResponseCache",
-    "UnverifiedCacheEntryWarning",
     "api_origin",
     "cache_key",
     "check_older_than_days",

@@ -2,7 +2,7 @@
 
 from evalkit._systems._claude import ClaudeSystem
 from evalkit._systems._load import RunnableSystem, as_system, load_system
-from evalkit._systems._protocol import CallsFunction, SendsRequest, System, SystemError_
+from evalkit._systems._protocol import CallsFunction, SendsRequest, System
 from evalkit._systems._python import PythonSystem, python_system
 
 __all__ = [
@@ -12,7 +12,6 @@ __all__ = [
     "RunnableSystem",
     "SendsRequest",
     "System",
-    "SystemError_",
     "as_system",
     "load_system",
     "python_system",

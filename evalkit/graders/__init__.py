@@ -1,6 +1,6 @@
 """Graders, cheapest first: exact and schema, code checks, and the model judge."""
 
-from evalkit.graders._base import CheckError, Grade, GradingContext, JudgeGrade
+from evalkit.graders._base import Grade, GradingContext, JudgeGrade
 from evalkit.graders._fence import FENCE_TAGS, neutralise
 from evalkit.graders._grade import (
     NOT_JUDGED,
@@ -11,26 +11,21 @@ from evalkit.graders._grade import (
 )
 from evalkit.graders._judge import (
     Judge,
-    JudgeError,
     PairwiseJudge,
     PromptTemplate,
     RubricVerdict,
     load_template,
     rubric_prompt,
 )
-from evalkit.graders._limits import CheckTimeout
 from evalkit.graders._normalize import normalize, parse_number
 
 __all__ = [
     "FENCE_TAGS",
     "NOT_JUDGED",
-    "CheckError",
     "CheckOutcome",
-    "CheckTimeout",
     "Grade",
     "GradingContext",
     "Judge",
-    "JudgeError",
     "JudgeFn",
     "JudgeGrade",
     "PairwiseJudge",

@@ -32,7 +32,7 @@ from evalkit.stats._dist import (
     wilson_interval,
     z_critical,
 )
-from evalkit.stats._frames import VERDICT_STATUSES, GrainError
+from evalkit.stats._frames import VERDICT_STATUSES
 from evalkit.stats._intervals import (
     independent_interval,
     min_discordant_for_significance,
@@ -50,7 +50,6 @@ __all__ = [
     "MIN_T_CASES",
     "VERDICT_STATUSES",
     "CostLatency",
-    "GrainError",
     "PairedComparison",
     "PowerPlan",
     "binom_cdf_half",
