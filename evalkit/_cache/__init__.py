@@ -25,14 +25,6 @@ variable, ``.evalkit/cache`` under the current directory.
 """
 
 from evalkit._cache._entries import CacheEntry
-from evalkit._cache._errors import (
-    CacheError,
-    CacheMiss,
-    CorruptCacheEntry,
-    CorruptCacheEntryWarning,
-    EditedCacheEntry,
-    UnverifiedCacheEntryWarning,
-)
 from evalkit._cache._keys import CACHE_FORMAT_VERSION, MESSAGES_ENDPOINT, cache_key, sanitize_request
 from evalkit._cache._layout import CACHE_DIR_ENV, DEFAULT_CACHE_DIR, default_cache_dir
 from evalkit._cache._maintenance import (

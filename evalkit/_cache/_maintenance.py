@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit._cache._entries import CacheEntry, _Corrupt, _read_entry, _Unreadable
-from evalkit._cache._errors import CacheError
 from evalkit._cache._keys import _KEY_RE
 from evalkit._cache._layout import _STALE_TEMP_SECONDS, _TEMP_SUFFIX, _os_error, default_cache_dir
+from evalkit.errors import CacheError
 
 MAX_PRUNE_DAYS = 36_500
 """The largest ``older_than_days`` :func:`prune` takes (100 years): anything larger would reach before year 1."""

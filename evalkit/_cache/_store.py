@@ -21,16 +21,6 @@ from evalkit._cache._entries import (
     _serialise,
     response_digest,
 )
-from evalkit._cache._errors import (
-    _EDIT_FIX,
-    CacheError,
-    CacheMiss,
-    CorruptCacheEntry,
-    CorruptCacheEntryWarning,
-    EditedCacheEntry,
-    UnverifiedCacheEntryWarning,
-    unverified_note,
-)
 from evalkit._cache._keys import (
     CACHE_FORMAT_VERSION,
     _check_identity,
@@ -44,6 +34,14 @@ from evalkit._cache._origin import api_origin
 from evalkit._cache._stats import CacheStats, _Counters
 from evalkit._cache._write import write_entry
 from evalkit._fs import atomic_write_bytes
+from evalkit.errors import (
+    CacheError,
+    CacheMiss,
+    CorruptCacheEntry,
+    CorruptCacheEntryWarning,
+    EditedCacheEntry,
+    UnverifiedCacheEntryWarning,
+)
 
 _FIX_WRITABLE = (
     f"Point {CACHE_DIR_ENV} at a writable directory, pass a different cache directory, "
@@ -160,7 +158,7 @@ class ResponseCache:
             if self._mode is CacheMode.REPLAY:
                 raise (EditedCacheEntry if edited else CorruptCacheEntry)(path, exc.reason) from None
             where = f" (for {label!r})" if label else ""
-            fix = f" {_EDIT_FIX.format(path=path)}" if edited else ""
+            fix = f" {EditedCacheEntry.fix(path)}" if edited else ""
             warnings.warn(
                 f"{'Edited' if edited else 'Corrupt'} cache entry {path}{where}: {exc.reason}. Treating it as "
                 f"a miss; the response will be fetched again and the file replaced.{fix}",
@@ -181,7 +179,7 @@ class ResponseCache:
             if self._noted_unverified:
                 return
             self._noted_unverified = True
-        warnings.warn(unverified_note(path), UnverifiedCacheEntryWarning, stacklevel=3)
+        warnings.warn(_unverified_note(path), UnverifiedCacheEntryWarning, stacklevel=3)
 
     # ------------------------------------------------------------------------------------------- writing
 
@@ -300,3 +298,12 @@ class ResponseCache:
         return CacheError(
             f"Cannot write to the response cache directory {self._directory}: {detail}{where}. {_FIX_WRITABLE}"
         )
+
+
+def _unverified_note(path: Path) -> str:
+    """The one-time note for entries that carry no digest."""
+    return (
+        f"Cache entry {path} has no digest (it was recorded before entries carried one), so an edit to its "
+        "response cannot be detected; it and any others like it are used as they are. To seal them, record "
+        "them again with --cache refresh and commit the result."
+    )

@@ -8,8 +8,8 @@ import os
 import stat
 from pathlib import Path
 
-from evalkit._cache._errors import CacheError, symlink_error
 from evalkit._fs import atomic_write_bytes
+from evalkit.errors import CacheError
 
 _counter = itertools.count()
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -17,6 +17,19 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(o
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # os.replace takes dir_fd wherever os.rename does (one implementation), though only rename is listed
 _DIR_FD = {os.open, os.rename, os.unlink, os.stat} <= os.supports_dir_fd and bool(_NOFOLLOW)
+
+
+def symlink_error(link: Path, path: Path) -> CacheError:
+    """The error for an entry that would be written through a symbolic link."""
+    try:
+        target = f" (to {link.readlink()})"
+    except OSError:
+        target = ""
+    return CacheError(
+        f"Cannot write cache entry {path}: {link} is a symbolic link{target}. The cache never writes through "
+        "one, since the entry would land outside the cache directory. Remove the link (or replace it with a "
+        "real folder) and run again."
+    )
 
 
 def _is_link(path: Path) -> bool:

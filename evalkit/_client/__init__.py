@@ -1,11 +1,10 @@
-"""The one place evalkit talks to the Anthropic API: calls, errors, structured output, batches, prices.
+"""The one place evalkit talks to the Anthropic API: calls, structured output, batches, prices.
 
-The SDK is imported only when a name that needs it is first used, so prices, error kinds and ``CallError`` stay
-cheap to import."""
+A call that fails raises ``evalkit.errors.CallError``. The SDK is imported only when a name that needs it is
+first used, so prices stay cheap to import."""
 
 from typing import TYPE_CHECKING
 
-from evalkit._client._errors import RETRYABLE_KINDS, CallError, ErrorKind
 from evalkit._client._preload import preload, wait_for_preload
 from evalkit._client._pricing import (
     DEFAULT_PRICES,

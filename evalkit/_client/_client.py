@@ -25,7 +25,6 @@ import anthropic
 import pydantic
 
 from evalkit._client import _pricing as pricing
-from evalkit._client._errors import CallError, ErrorKind, _errored_kind, _status_kind
 from evalkit._client._limiter import RateLimiter
 from evalkit._client._paced import new_call_waits, pace
 from evalkit._client._redact import base_url_secrets, redact_url, scrub, secret_forms
@@ -38,6 +37,7 @@ from evalkit._client._requests import (
 )
 from evalkit._client._result import BatchStatus, CallResult, is_structured
 from evalkit._client._sdk import _tracing_option, tls_context
+from evalkit.errors import CallError, CallErrorKind
 
 __all__ = ["Client"]
 
@@ -46,6 +46,47 @@ _T = TypeVar("_T")
 
 _SECRET_MIN_LENGTH = 6
 _REDACTED = "[redacted]"
+
+
+def _status_kind(status: int) -> CallErrorKind:
+    """The kind of an API error answered with HTTP ``status``."""
+    if status == 429:
+        return "rate_limit"
+    if status == 529:
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    return "bad_request"
+
+
+# the API's error types and the HTTP status each is answered with on a direct call
+_ERROR_TYPE_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def _errored_kind(error: Any) -> tuple[CallErrorKind, int | None]:
+    """A batch item's error type as the kind and status the same error has on a direct call.
+
+    A type this module does not know is a ``bad_request`` (never retried: trying again could pay twice).
+    """
+    status = _ERROR_TYPE_STATUS.get(str(error))
+    if status is None:
+        return "bad_request", None
+    return _status_kind(status), status
 
 
 class Client:
@@ -238,7 +279,7 @@ class Client:
         """The CallError for an SDK failure, or None for an exception that is not a call failure."""
         if isinstance(exc, CallError):
             return exc
-        kind: ErrorKind
+        kind: CallErrorKind
         status: int | None = None
         request_id: str | None = None
         message = str(exc)

@@ -11,7 +11,7 @@ from typing import Any
 import pydantic
 
 from evalkit._client import _pricing as pricing
-from evalkit._client._errors import CallError
+from evalkit.errors import CallError
 
 
 def is_structured(request: Mapping[str, Any]) -> bool:

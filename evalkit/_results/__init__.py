@@ -6,7 +6,7 @@ load it when first used."""
 from typing import TYPE_CHECKING
 
 from evalkit._lazy import attach
-from evalkit._results._errors import ERROR_KINDS, ErrorKind, error_kind
+from evalkit._results._error_kinds import ERROR_KINDS, ErrorKind, error_kind
 from evalkit._results._manifest import RESULTS_SCHEMA_VERSION, Manifest, git_commit
 from evalkit._results._schema import (
     CASE_STATUSES,

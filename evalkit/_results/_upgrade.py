@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from evalkit._results._errors import ErrorKind, error_kind_of_message
+from evalkit._results._error_kinds import ErrorKind, error_kind_of_message
 
 if TYPE_CHECKING:
     import polars as pl

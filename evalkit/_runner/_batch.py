@@ -19,6 +19,7 @@ from evalkit._results import Manifest, RunDir
 from evalkit._runner._context import RunContext
 from evalkit._runner._execute import prefill_output
 from evalkit._systems import ClaudeSystem
+from evalkit.errors import CallError
 from evalkit.graders import Grade, Judge, grade_case
 from evalkit.suite import Case, JudgeCheck
 
@@ -54,8 +55,6 @@ def _collect_batch(
     A resumed run first collects the batch its manifest names; what that batch did not answer (its errors, or
     the whole batch when the API no longer knows it) goes into a new batch. Requests that a new batch did not
     answer are reported, and the run sends them directly."""
-    from evalkit._client import CallError
-
     result = BatchPhase(phase)
     quiet = not ctx.options.progress
     saved = manifest.batch_ids.get(phase)

@@ -19,7 +19,7 @@ from evalkit.suite import Case
 Writes = list[Callable[[], None]]
 
 
-class NotCached(Exception):
+class _NotCached(Exception):
     """A cache-only execution met a request the response cache cannot answer: nothing was called or recorded."""
 
 
@@ -36,7 +36,7 @@ def execute_case(
 
     With `writes`, the new response's cache entry is not written but appended there as a callable, for the
     caller to write before it hands the result on. With `cache_only`, a Claude system's request that the cache
-    cannot answer raises NotCached instead of being sent."""
+    cannot answer raises _NotCached instead of being sent."""
     base: dict[str, Any] = {
         "run_id": run_id,
         "suite": ctx.suite.name,
@@ -70,7 +70,7 @@ def execute_case(
                 latency_s=call.latency_s,
                 cache_hit=hit,
             )
-    except NotCached:
+    except _NotCached:
         raise
     # no output (a system's sys.exit too): an error, never a pass or a fail
     except (Exception, SystemExit) as exc:
@@ -122,7 +122,7 @@ def call_claude(
     cache_only: bool = False,
 ) -> tuple[Any, Any, bool]:
     """(output, call result, whether it was a cache hit) for one Claude request, from the cache or the API
-    (never the API with `cache_only`: NotCached)."""
+    (never the API with `cache_only`: _NotCached)."""
     from evalkit._client import CallResult  # the SDK loads only for a run that calls Claude
 
     request = system.build_request(case.input)
@@ -134,7 +134,7 @@ def call_claude(
         )
         return system.parse_output(result.text, result.json), result, not ctx.cache.paid_for(entry)
     if cache_only:
-        raise NotCached(key)
+        raise _NotCached(key)
     result = ctx.client.create(request)
     meta = result.cache_meta(case_id=case.id)
 

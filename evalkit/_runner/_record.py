@@ -11,10 +11,10 @@ from typing import Any
 from evalkit._results import CaseResult, Journal
 from evalkit._runner._stops import (
     UNREACHABLE_AFTER,
-    AuthFailure,
-    CacheWriteFailure,
-    JournalWriteFailure,
-    Unreachable,
+    _AuthFailure,
+    _CacheWriteFailure,
+    _JournalWriteFailure,
+    _Unreachable,
     cache_write_error,
 )
 
@@ -52,25 +52,25 @@ class Recorder:
         self._on_result = on_result
 
     def record(self, result: CaseResult) -> None:
-        """Raises a StopRun when the result shows that every case left would fail the same way."""
+        """Raises a _StopRun when the result shows that every case left would fail the same way."""
         try:
             self.journal.append(result)
         except OSError as exc:
-            raise JournalWriteFailure(self._journal_path, exc) from None
+            raise _JournalWriteFailure(self._journal_path, exc) from None
         t = self.totals
         unkept = cache_write_error(result)
         if unkept is not None:
             # journalled, with what it cost; every case after it would be paid for and lost the same way
-            raise CacheWriteFailure(unkept.removeprefix("CacheError: "))
+            raise _CacheWriteFailure(unkept.removeprefix("CacheError: "))
         if result.status == "error":
             # every other case would fail the same way: stop now, with the fix, not after N error results
             error = result.error or ""
             if result.error_kind == "auth":
-                raise AuthFailure(error)
+                raise _AuthFailure(error)
             if result.error_kind == "connection":
                 t.unreachable += 1
                 if not t.answered and t.unreachable >= UNREACHABLE_AFTER:
-                    raise Unreachable(error)
+                    raise _Unreachable(error)
         elif result.input_tokens is not None and not result.cache_hit:
             t.answered += 1
         t.done += 1

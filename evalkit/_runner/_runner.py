@@ -20,11 +20,11 @@ from evalkit._runner._context import RunContext
 from evalkit._runner._options import RunOptions
 from evalkit._runner._record import Recorder, RunTotals, progress_bar
 from evalkit._runner._start import Start, discard, lock_run_dir, make_run_dir, mark_manifest, start_run
-from evalkit._runner._stops import AuthFailure, BatchFailure, StopRun
+from evalkit._runner._stops import _AuthFailure, _BatchFailure, _StopRun
 from evalkit._runner._threads import run_in_threads
-from evalkit._runner._workers import CaseWorkers, WorkerStopped, record_from_workers
+from evalkit._runner._workers import CaseWorkers, _WorkerStopped, record_from_workers
 from evalkit._systems import ClaudeSystem, RunnableSystem
-from evalkit.errors import EvalkitError
+from evalkit.errors import CallError, EvalkitError
 from evalkit.graders import JudgeFn
 from evalkit.suite import Case, Suite
 
@@ -171,7 +171,7 @@ class Runner:
                 )
         except KeyboardInterrupt:
             work.ending = "interrupted"
-        except StopRun as exc:
+        except _StopRun as exc:
             work.ending, work.error = "stopped", exc
         except Exception as exc:  # a worker that died, a disk that filled up, or a bug: marked, then raised
             work.ending, work.error = "failed", exc
@@ -190,13 +190,11 @@ class Runner:
     def _fill_by_batch(self, start: Start, todo: list[tuple[Case, int]]) -> None:
         if not (self.options.batch and todo and self._calls_claude()):
             return
-        from evalkit._client import CallError
-
         start.run.write_manifest(start.manifest)  # the batch ids go into it as batches are made
         try:
             self.batch_phases = prefill(self.context, todo, start.manifest, start.run)
         except CallError as exc:
-            raise (AuthFailure(str(exc)) if exc.kind == "auth" else BatchFailure(str(exc))) from None
+            raise (_AuthFailure(str(exc)) if exc.kind == "auth" else _BatchFailure(str(exc))) from None
 
     def _fork(self, start: Start, todo: list[tuple[Case, int]]) -> CaseWorkers | None:
         """Worker processes for a run large enough to need them, forked before this process starts threads of
@@ -262,13 +260,13 @@ class Runner:
         """The exception a run that did not complete ends with: what stopped it, and how to carry on."""
         then = f"evalkit run --resume {start.run.path}"
         error = work.error
-        if isinstance(error, StopRun):
+        if isinstance(error, _StopRun):
             nothing_done = self.totals.done == self.totals.errors and not start.manifest.batch_ids
-            if isinstance(error, AuthFailure) and resume is None and nothing_done and discard(start.run):
+            if isinstance(error, _AuthFailure) and resume is None and nothing_done and discard(start.run):
                 # bad credentials are bad input: every call so far was refused, and nothing is left behind
                 return EvalkitError(error.advice("run the same command again"))
             return EvalkitError(error.advice(then))
-        if isinstance(error, OSError | WorkerStopped):
+        if isinstance(error, OSError | _WorkerStopped):
             stopped = EvalkitError(
                 f"the run stopped: {error}. What finished is kept; once the cause is fixed: {then}"
             )

@@ -1,4 +1,6 @@
-"""Reasons to stop a run early: every case left would fail the same way, so the run stops with the fix."""
+"""Reasons to stop a run early: every case left would fail the same way, so the run stops with the fix.
+
+They never leave the runner: it catches each and raises an ``EvalkitError`` with its advice instead."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from evalkit._results import CaseResult
 UNREACHABLE_AFTER = 8
 
 
-class StopRun(Exception):
+class _StopRun(Exception):
     """Every case left would fail the same way: the run stops, saying how to fix it and resume."""
 
     def advice(self, then: str) -> str:
@@ -19,7 +21,7 @@ class StopRun(Exception):
         raise NotImplementedError
 
 
-class AuthFailure(StopRun):
+class _AuthFailure(_StopRun):
     """A call was refused for its credentials."""
 
     def advice(self, then: str) -> str:
@@ -29,7 +31,7 @@ class AuthFailure(StopRun):
         )
 
 
-class BatchFailure(StopRun):
+class _BatchFailure(_StopRun):
     """The Message Batches API refused or failed a request the batch run needed."""
 
     def advice(self, then: str) -> str:
@@ -39,7 +41,7 @@ class BatchFailure(StopRun):
         )
 
 
-class Unreachable(StopRun):
+class _Unreachable(_StopRun):
     """The first calls of a run all failed to connect."""
 
     def advice(self, then: str) -> str:
@@ -58,14 +60,14 @@ def cache_write_error(result: CaseResult) -> str | None:
     return next((e for e, kind in errors if e is not None and kind == "cache_write"), None)
 
 
-class CacheWriteFailure(StopRun):
+class _CacheWriteFailure(_StopRun):
     """A response could not be written to the cache (read-only, or full): every case left would be paid, then lost."""
 
     def advice(self, then: str) -> str:
         return f"the run stopped at the first response it could not cache: {self}. Once it can be written: {then}"
 
 
-class JournalWriteFailure(StopRun):
+class _JournalWriteFailure(_StopRun):
     """A result could not be appended to the run's journal (the disk is full, or the folder read-only)."""
 
     def __init__(self, path: Path, exc: OSError) -> None:

@@ -15,9 +15,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from evalkit._results import CaseResult
 from evalkit._runner._context import RunContext
-from evalkit._runner._execute import NotCached, execute_case
+from evalkit._runner._execute import _NotCached, execute_case
 from evalkit._runner._record import Recorder
-from evalkit._runner._stops import StopRun, cache_write_error
+from evalkit._runner._stops import _StopRun, cache_write_error
 from evalkit.suite import Case
 
 
@@ -79,7 +79,7 @@ def run_in_threads(
             # neither counts them as cache hits nor loses what they cost
             for f in pending:
                 if f.done() and not f.cancelled() and f.exception() is None:
-                    with contextlib.suppress(StopRun):
+                    with contextlib.suppress(_StopRun):
                         _record([f], recorder)
             raise
 
@@ -88,7 +88,7 @@ def _answered_here(ctx: RunContext, case: Case, repeat: int, run_id: str, record
     """Run and record `case` in this thread if the response cache answers it; False (nothing done) if not."""
     try:
         result = execute_case(ctx, case, repeat, run_id, cache_only=True)
-    except NotCached:
+    except _NotCached:
         return False
     recorder.record(result)
     return True

@@ -33,7 +33,7 @@ from evalkit._results import CaseResult
 from evalkit._runner._context import RunContext
 from evalkit._runner._execute import execute_case
 from evalkit._runner._record import Recorder
-from evalkit._runner._stops import StopRun, cache_write_error
+from evalkit._runner._stops import _StopRun, cache_write_error
 from evalkit.suite import Case
 
 _STOP = None
@@ -50,8 +50,10 @@ _PARENT_POLL_S = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
-class WorkerStopped(RuntimeError):
-    """A worker process ended before its cases were done (killed, or out of memory)."""
+class _WorkerStopped(RuntimeError):
+    """A worker process ended before its cases were done (killed, or out of memory).
+
+    The runner raises an ``EvalkitError`` saying so in its place (this one is its cause)."""
 
 
 class _Sender:
@@ -331,8 +333,8 @@ class CaseWorkers:
                 raise self._stopped(proc)
 
     @staticmethod
-    def _stopped(proc: Any) -> WorkerStopped:
-        return WorkerStopped(
+    def _stopped(proc: Any) -> _WorkerStopped:
+        return _WorkerStopped(
             f"worker process {proc.name} stopped (exit code {proc.exitcode}); "
             "resume the run, with --processes 1 if it happens again"
         )
@@ -375,7 +377,7 @@ def record_from_workers(workers: CaseWorkers, recorder: Recorder) -> None:
         finished = True
     except KeyboardInterrupt:
         # the calls in flight finish and are journalled; a second Ctrl-C stops at once
-        with contextlib.suppress(KeyboardInterrupt, StopRun):
+        with contextlib.suppress(KeyboardInterrupt, _StopRun):
             for result in workers.drain(_DRAIN_S):
                 recorder.record(result)
         raise

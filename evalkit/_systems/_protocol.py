@@ -1,15 +1,9 @@
-"""What a system under test is to the runner, and the error when one cannot be had."""
+"""What a system under test is to the runner."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
-
-from evalkit.errors import EvalkitError
-
-
-class SystemError_(EvalkitError):
-    """A system could not be found or loaded."""
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from evalkit._hashing import sha256_hex
-from evalkit._systems._protocol import SystemError_
+from evalkit.errors import SystemLoadError
 
 
 @dataclass
@@ -65,7 +65,7 @@ def load_file_function(path: Path, func: str, spec: str | None = None) -> Callab
     mod_name = f"evalkit_system_{path.stem}_{sha256_hex(str(path.resolve()))[:10]}"
     module_spec = importlib.util.spec_from_file_location(mod_name, path)
     if module_spec is None or module_spec.loader is None:
-        raise SystemError_(
+        raise SystemLoadError(
             f"system {label!r}: cannot import {path}; a system file must be Python source (.py)"
         )
     module = importlib.util.module_from_spec(module_spec)
@@ -77,10 +77,10 @@ def load_file_function(path: Path, func: str, spec: str | None = None) -> Callab
             try:
                 module_spec.loader.exec_module(module)
             except (Exception, SystemExit) as exc:
-                raise SystemError_(f"system {label!r}: {_import_failure(str(path), exc)}") from exc
+                raise SystemLoadError(f"system {label!r}: {_import_failure(str(path), exc)}") from exc
         fn = getattr(module, func, None)
         if fn is None:
-            raise SystemError_(
+            raise SystemLoadError(
                 f"system {label!r}: {path} has no function {func!r}; define `def {func}(input): ...`"
             )
         return _checked_function(fn, label, func)
@@ -92,7 +92,7 @@ def load_file_function(path: Path, func: str, spec: str | None = None) -> Callab
 def load_module_function(target: str, func: str, spec: str) -> PythonSystem:
     """`func` from the module `target`, imported with the current directory first on sys.path."""
     if target.startswith("."):
-        raise SystemError_(
+        raise SystemLoadError(
             f"system {spec!r}: {target!r} is a relative module name; write it in full (package.module:{func}) "
             f"or give a file (path/to/file.py:{func})"
         )
@@ -106,17 +106,17 @@ def load_module_function(target: str, func: str, spec: str) -> PythonSystem:
     except ModuleNotFoundError as exc:
         if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
             file_hint = "; a file system's path must end in .py" if "/" in target or "\\" in target else ""
-            raise SystemError_(
+            raise SystemLoadError(
                 f"cannot import module {target!r} for system {spec!r}: {exc}. evalkit looks in the current "
                 f"directory ({cwd}) and the installed packages: run it from the folder that holds the module, "
                 f"add that folder to PYTHONPATH, or name the file instead (path/to/file.py:{func}){file_hint}"
             ) from exc
-        raise SystemError_(f"system {spec!r}: {_import_failure(f'module {target!r}', exc)}") from exc
+        raise SystemLoadError(f"system {spec!r}: {_import_failure(f'module {target!r}', exc)}") from exc
     except (Exception, SystemExit) as exc:
-        raise SystemError_(f"system {spec!r}: {_import_failure(f'module {target!r}', exc)}") from exc
+        raise SystemLoadError(f"system {spec!r}: {_import_failure(f'module {target!r}', exc)}") from exc
     fn = getattr(module, func, None)
     if fn is None:
-        raise SystemError_(f"system {spec!r}: module {target!r} has no function {func!r}")
+        raise SystemLoadError(f"system {spec!r}: module {target!r} has no function {func!r}")
     fn = _checked_function(fn, spec, func)
     source, code_hash = _module_source(module, fn)
     return PythonSystem(spec, fn, source or spec, code_hash)
@@ -149,16 +149,18 @@ def _import_failure(what: str, exc: BaseException) -> str:
 
 
 def _checked_function(fn: Any, spec: str, func: str) -> Callable[[Any], Any]:
-    """`fn` if it can be called as `fn(input)` and returns its output (not a coroutine); else a SystemError_."""
+    """`fn` if it can be called as `fn(input)` and returns its output (not a coroutine); else a SystemLoadError."""
     expected = f"define `def {func}(input): ...` (one positional argument, any others with defaults)"
     if not callable(fn):
-        raise SystemError_(f"system {spec!r}: {func!r} is a {type(fn).__name__}, not a function; {expected}")
+        raise SystemLoadError(
+            f"system {spec!r}: {func!r} is a {type(fn).__name__}, not a function; {expected}"
+        )
     if (
         inspect.iscoroutinefunction(fn)
         or inspect.isasyncgenfunction(fn)
         or inspect.iscoroutinefunction(type(fn).__call__)  # an object with `async def __call__`
     ):
-        raise SystemError_(
+        raise SystemLoadError(
             f"system {spec!r}: {func} is `async def`, but evalkit calls a system synchronously; {expected} "
             "(it may run a coroutine itself with asyncio.run)"
         )
@@ -169,7 +171,7 @@ def _checked_function(fn: Any, spec: str, func: str) -> Callable[[Any], Any]:
     try:
         signature.bind(None)
     except TypeError:
-        raise SystemError_(
+        raise SystemLoadError(
             f"system {spec!r}: {func}{signature} cannot be called with one argument, the case's input; {expected}"
         ) from None
     return cast("Callable[[Any], Any]", fn)

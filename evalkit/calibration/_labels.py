@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit._records import RecordsError, read_jsonl, write_jsonl
-from evalkit.errors import Problem
+from evalkit._records import read_jsonl, write_jsonl
+from evalkit.errors import Problem, RecordsError
 
 LabelKey = tuple[str, str, str]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import polars as pl
 
-from evalkit._records import RecordsError, read_jsonl, write_jsonl
-from evalkit.errors import Problem
+from evalkit._records import read_jsonl, write_jsonl
+from evalkit.errors import Problem, RecordsError
 
 _REQUIRED = ("item", "rater", "value")
 _OPTIONAL = ("criterion", "slice", "reason", "date")

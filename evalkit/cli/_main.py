@@ -27,7 +27,7 @@ from evalkit.cli import (
     _validate,
 )
 from evalkit.cli._args import EXIT_FAIL, EXIT_OK, EXIT_USAGE
-from evalkit.errors import EvalkitError, SuiteValidationError
+from evalkit.errors import CallError, CheckError, EvalkitError, SuiteValidationError
 
 __all__ = ["COMMANDS", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -150,6 +150,12 @@ def _main(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print(f"\n{len(exc.problems)} problem(s); nothing was run. Fix them and run again.", file=sys.stderr)
         return EXIT_USAGE
+    except CallError as exc:
+        print(f"evalkit: error: an API call failed ({exc})", file=sys.stderr)
+        return EXIT_USAGE
+    except CheckError:
+        # a run records a check's error as that check's result: one that gets this far is a bug, shown as one
+        raise
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -157,12 +163,6 @@ def _main(args: argparse.Namespace) -> int:
         # the reader went away (`evalkit ... | head`): not an error of ours, and nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
-    except Exception as exc:
-        client = sys.modules.get("evalkit._client._errors")  # imported only by commands that use the client
-        if client is None or not isinstance(exc, client.CallError):
-            raise
-        print(f"evalkit: error: an API call failed ({exc})", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt as exc:
         print(str(exc) or "interrupted", file=sys.stderr)  # a run's own message says how to resume it
         return 128 + signal.SIGTERM if _terminated else 130

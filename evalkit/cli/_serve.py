@@ -105,7 +105,7 @@ def build_server(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C (or SIGTERM); 2 for a bad rules file or an address that cannot be bound."""
-    from evalkit.testing.server import RulesFileError
+    from evalkit.errors import RulesFileError
 
     try:
         server = build_server(args)

@@ -1,7 +1,7 @@
 """Graders, cheapest first: exact and schema, code checks, and the model judge."""
 
 from evalkit._lazy import attach
-from evalkit.graders._base import CheckError, Grade, GradingContext, JudgeGrade, get_field, is_missing
+from evalkit.graders._base import Grade, GradingContext, JudgeGrade, get_field, is_missing
 from evalkit.graders._fence import FENCE_TAGS, neutralise
 from evalkit.graders._grade import (
     NOT_JUDGED,
@@ -12,14 +12,12 @@ from evalkit.graders._grade import (
 )
 from evalkit.graders._judge import (
     Judge,
-    JudgeError,
     PairwiseJudge,
     PromptTemplate,
     RubricVerdict,
     load_template,
     rubric_prompt,
 )
-from evalkit.graders._limits import CheckTimeout
 from evalkit.graders._normalize import normalize, parse_number
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

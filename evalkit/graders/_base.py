@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from evalkit.errors import OutputTooDeep
 from evalkit.suite import Case, JudgeCheck, SuiteConfig, UserModule
 
 _MISSING = object()
@@ -51,18 +52,6 @@ class GradingContext:
     judge: JudgeFn | None = None
     #: seconds a regex, user check or candidate query may take; 0 = no limit (user checks run in-process)
     check_timeout_s: float = SuiteConfig.model_fields["check_timeout_s"].default
-
-
-class CheckError(Exception):
-    """A check that could not give a verdict; its message is shown as the check's error, as it is."""
-
-    @property
-    def shown(self) -> str:
-        return str(self)
-
-
-class OutputTooDeep(CheckError):
-    """An output nested deeper than can be read or graded."""
 
 
 TOO_DEEP = (

@@ -11,8 +11,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from evalkit.graders._base import CheckError, Grade, GradingContext, as_structured, as_text, is_missing
-from evalkit.graders._limits import LIMIT_HINT, CheckTimeout, findall, search, seconds
+from evalkit.errors import CaseDefect, CheckTimeout
+from evalkit.graders._base import Grade, GradingContext, as_structured, as_text, is_missing
+from evalkit.graders._limits import LIMIT_HINT, findall, search, seconds
 from evalkit.graders._normalize import parse_number
 from evalkit.graders._registry import grades
 from evalkit.graders._worker import CAN_FORK, call_user_check
@@ -34,10 +35,6 @@ from evalkit.suite import (
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\S+")
 EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
-
-
-class CaseDefect(CheckError):
-    """The case, not the output, is wrong (a *_from path that names nothing): evalkit validate finds these."""
 
 
 def _from_input(read: Any, case_input: Any) -> Any:

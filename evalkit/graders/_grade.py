@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalkit._results import CheckStatus, ErrorKind, error_kind
+from evalkit.errors import CheckError, CheckTimeout
 
 # imported for their @grades registrations
 from evalkit.graders import _code, _exact  # noqa: F401
-from evalkit.graders._base import TOO_DEEP, CheckError, Grade, GradingContext, JudgeFn, get_field
-from evalkit.graders._limits import CheckTimeout
+from evalkit.graders._base import TOO_DEEP, Grade, GradingContext, JudgeFn, get_field
 from evalkit.graders._registry import grader_for, grades
 from evalkit.suite import Case, JudgeCheck, covers
 

@@ -19,15 +19,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit._hashing import sha256_hex
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, JudgeError
 from evalkit.graders._base import JudgeGrade, is_missing
 from evalkit.graders._fence import fence_suffix, neutralise, suffixed
 from evalkit.suite import Case, JudgeCheck, JudgeSettings
-
-
-class JudgeError(EvalkitError):
-    """The judge gave no usable verdict, even after a retry."""
-
 
 # -- verdicts -------------------------------------------------------------------------------------------------
 

@@ -11,15 +11,12 @@ from typing import Any
 
 import regex
 
-from evalkit.graders._base import CheckError, GradingContext
+from evalkit.errors import CheckTimeout
+from evalkit.graders._base import GradingContext
 
 DEFAULT_CHECK_TIMEOUT_S: float = GradingContext.check_timeout_s
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE}
 LIMIT_HINT = "raise check_timeout_s in suite.toml if the check is right but slow"
-
-
-class CheckTimeout(CheckError):
-    """A check ran past its suite's time limit."""
 
 
 def seconds(limit: float) -> str:

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from evalkit.graders._base import CheckError
-from evalkit.graders._limits import LIMIT_HINT, CheckTimeout, seconds
+from evalkit.errors import CheckTimeout, UserCheckFailed
+from evalkit.graders._limits import LIMIT_HINT, seconds
 
 #: without fork (Windows) user checks run in-process, with no limit
 CAN_FORK = hasattr(os, "fork")
@@ -39,10 +39,6 @@ _tokens: dict[int, int] = {}  # id(function) -> token (the list above keeps each
 _idle: list[_Worker] = []
 _live: set[_Worker] = set()
 _lock = threading.Lock()
-
-
-class UserCheckFailed(CheckError):
-    """A user check raised, or its worker process ended; the message names the check and what happened."""
 
 
 def _token(fn: Callable[..., Any]) -> int:

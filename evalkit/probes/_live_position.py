@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalkit.errors import EvalkitError, Problem
+from evalkit.errors import EvalkitError, JudgeError, Problem, RecordsError
 from evalkit.probes._live import LiveOptions, parallel, run_for_outputs
 from evalkit.probes._position import PositionProbe, position_probe
 from evalkit.probes._verdicts import write_verdicts
@@ -56,7 +56,7 @@ def is_pairs_file(path: str | Path) -> bool:
 
 def read_pairs(path: str | Path) -> list[Pair]:
     """Read a pairs file; every bad line is reported at once, with its place (a `RecordsError`)."""
-    from evalkit._records import RecordsError, read_jsonl
+    from evalkit._records import read_jsonl
 
     problems: list[Problem] = []
     pairs: list[Pair] = []
@@ -153,7 +153,7 @@ def judge_pairs(
     `served`, when given, collects the model ids the replies named (a simulated judge names itself).
     """
     from evalkit._cache import ResponseCache
-    from evalkit.graders import JudgeError, PairwiseJudge
+    from evalkit.graders import PairwiseJudge
     from evalkit.suite import JudgeSettings
 
     opts = options or LiveOptions()

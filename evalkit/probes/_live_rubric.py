@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, JudgeError
 from evalkit.probes._attacks import ATTACKS, attack
 from evalkit.probes._effects import InjectionEffect, VerbosityEffect, injection_effect, verbosity_effect
 from evalkit.probes._live import JudgedOutput, LiveOptions, SuiteOutputs, parallel, run_for_outputs
@@ -31,8 +31,6 @@ def _words(text: str) -> int:
 
 def _verdict(found: SuiteOutputs, out: JudgedOutput, text: str) -> tuple[bool | None, float | None, str]:
     """(passed, score, error) of the judge on `text` in place of the output; a malformed verdict is an error."""
-    from evalkit.graders import JudgeError
-
     try:
         grade = found.judge(out.check, text, out.case, repeat=0)
     except JudgeError as exc:

@@ -28,7 +28,7 @@ from evalkit._lazy import attach
 from evalkit._results import CHECK_STATUSES
 from evalkit.stats._cost import CostLatency, cost_latency
 from evalkit.stats._dist import binom_cdf_half, binom_pmf_half, chi2_1_sf, normal_ppf, t_ppf, t_sf, z_critical
-from evalkit.stats._frames import VERDICT_STATUSES, GrainError
+from evalkit.stats._frames import VERDICT_STATUSES
 from evalkit.stats._intervals import (
     Interval,
     independent_interval,

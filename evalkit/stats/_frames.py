@@ -14,7 +14,7 @@ from typing import Any, Final
 import polars as pl
 
 from evalkit._results import CASE_STATUSES, CHECK_ONLY_COLUMNS, CHECK_STATUSES, SCORED_STATUSES
-from evalkit.errors import EvalkitError
+from evalkit.errors import GrainError
 
 VERDICT_STATUSES: Final = CASE_STATUSES
 UNSCORED: Final = ("skipped", "not_judged", "not_scored")
@@ -42,10 +42,6 @@ CHECK_KEYS: Final = ("tier", *CHECK_ONLY_COLUMNS)
 VERDICT_MARKER: Final = "n_checks"
 
 By = str | Sequence[str] | None
-
-
-class GrainError(EvalkitError, ValueError):
-    """A frame of one grain (check rows or case verdicts) given where the other is needed."""
 
 
 def require_verdicts(

@@ -38,13 +38,12 @@ from evalkit.suite._save import (
 )
 from evalkit.suite._schemas import (
     UNSENDABLE_SCHEMA_HINT,
-    RemoteSchemaRefused,
     offline_registry,
     schema_warnings,
     unsendable_schema,
 )
 from evalkit.suite._settings import DEFAULT_JUDGE_MODEL, JudgeSettings, ModelSettings, SuiteConfig
 from evalkit.suite._suite import Suite
-from evalkit.suite._transcripts import Candidate, TranscriptError, promote, read_transcripts
+from evalkit.suite._transcripts import Candidate, promote, read_transcripts
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import Problem
+from evalkit.errors import Problem, RemoteSchemaRefused
 
 
 def load_schema_file(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
@@ -73,10 +73,6 @@ def schema_warnings(schema: dict[str, Any], shown: str) -> list[Problem]:
 
     walk(schema, strict, "")
     return found
-
-
-class RemoteSchemaRefused(Exception):
-    """A schema referred to a document by URL; evalkit never fetches one."""
 
 
 def offline_registry() -> Any:

@@ -12,12 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import Problem, SuiteValidationError
+from evalkit.errors import Problem, TranscriptError
 from evalkit.suite._cases import GRADERS, Case, decode_line, parse_case
-
-
-class TranscriptError(SuiteValidationError):
-    """A transcript file could not be read, or rows could not be promoted; `problems` says where and why."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,11 +16,11 @@ from cache_helpers import (
 )
 
 from evalkit._cache import (
-    CacheError,
     ResponseCache,
     prune,
     scan,
 )
+from evalkit.errors import CacheError
 
 # ------------------------------------------------------------------------------------------------ scan / prune
 

@@ -30,16 +30,13 @@ from evalkit._cache import (
     CACHE_FORMAT_VERSION,
     MESSAGES_ENDPOINT,
     CacheEntry,
-    CacheError,
-    CacheMiss,
     CacheMode,
     CacheStats,
-    CorruptCacheEntry,
-    CorruptCacheEntryWarning,
     ResponseCache,
     cache_key,
     scan,
 )
+from evalkit.errors import CacheError, CacheMiss, CorruptCacheEntry, CorruptCacheEntryWarning
 
 # ------------------------------------------------------------------------------------------------ files
 

@@ -13,15 +13,17 @@ from cache_helpers import META, PINNED_KEYS, PINNED_REQUESTS, make_request, make
 
 from evalkit._cache import (
     MESSAGES_ENDPOINT,
+    ResponseCache,
+    api_origin,
+    cache_key,
+    scan,
+)
+from evalkit.errors import (
     CacheError,
     CorruptCacheEntry,
     CorruptCacheEntryWarning,
     EditedCacheEntry,
-    ResponseCache,
     UnverifiedCacheEntryWarning,
-    api_origin,
-    cache_key,
-    scan,
 )
 
 LOCAL = "http://127.0.0.1:8765"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit._records import RecordsError
 from evalkit.calibration import agreement_from_files, read_ratings, write_ratings
+from evalkit.errors import RecordsError
 
 
 def _write(path: Path, lines: list[str]) -> Path:

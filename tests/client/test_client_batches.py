@@ -12,14 +12,14 @@ from client_helpers import API_KEY, MODEL, TICKET, MakeServer, Ticket, _open_cli
 
 from evalkit._client import (
     BatchStatus,
-    CallError,
     CallResult,
     Client,
     is_structured,
     structured_request,
 )
 from evalkit._client import _pricing as pricing
-from evalkit._client._errors import _errored_kind
+from evalkit._client._client import _errored_kind
+from evalkit.errors import CallError
 from evalkit.testing import PINNED_MODEL_IDS, LocalAnthropicServer
 
 # ---- batches ---------------------------------------------------------------------------------------------------

@@ -17,12 +17,12 @@ import pytest
 from client_helpers import MODEL, TICKET, MakeServer, Ticket, ask, client_for
 
 from evalkit._client import (
-    CallError,
     CallResult,
     is_structured,
     output_format_for,
     structured_request,
 )
+from evalkit.errors import CallError
 from evalkit.testing import PINNED_MODEL_IDS, LocalAnthropicServer, Reply
 
 # ---- results ---------------------------------------------------------------------------------------------------
@@ -384,7 +384,8 @@ def test_each_thread_calls_through_its_own_sdk_client(anthropic_server: LocalAnt
 
 def test_errors_and_prices_import_without_the_sdk() -> None:
     code = (
-        "import sys; from evalkit._client import CallError, ErrorKind, current_prices, redact_url; "
+        "import sys; from evalkit._client import current_prices, redact_url; "
+        "from evalkit.errors import CallError; "
         "from evalkit._client import CallResult; "
         "CallError('timeout'); current_prices(); "
         "print('anthropic' in sys.modules)"

@@ -14,10 +14,10 @@ import pytest
 from client_helpers import API_KEY, MakeServer, Ticket, _open_clients, ask, client_for
 
 from evalkit._client import (
-    CallError,
     CallResult,
     Client,
 )
+from evalkit.errors import CallError
 from evalkit.testing import FaultPlan, LocalAnthropicServer
 
 # ---- auth ------------------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from client_helpers import MakeServer, ask, client_for
 
-from evalkit._client import CallError
 from evalkit._client._limiter import RateLimiter, retry_after_s
+from evalkit.errors import CallError
 from evalkit.testing.server import FaultPlan, RateLimits
 
 

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit._cache import CacheError
-from evalkit._client import CallError
-from evalkit.graders import NOT_JUDGED, Grade, GradingContext, JudgeError, grade_case, grade_check
+from evalkit.errors import CacheError, CallError, JudgeError
+from evalkit.graders import NOT_JUDGED, Grade, GradingContext, grade_case, grade_check
 from evalkit.suite import Case, JudgeCheck, load_user_module, parse_case
 
 

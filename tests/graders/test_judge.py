@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from evalkit._cache import MESSAGES_ENDPOINT, CacheMiss, ResponseCache, cache_key, scan
+from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key, scan
 from evalkit._client import Client
 from evalkit._client import _pricing as pricing
+from evalkit.errors import CacheMiss, JudgeError
 from evalkit.graders import (
     GradingContext,
     Judge,
-    JudgeError,
     PairwiseJudge,
     PromptTemplate,
     RubricVerdict,

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit._records import RecordsError
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, RecordsError
 from evalkit.probes import (
     LiveOptions,
     format_live_position,

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from evalkit._records import RecordsError
 from evalkit.datasets import load_llmbar
+from evalkit.errors import RecordsError
 from evalkit.probes import format_position, position_from_file, position_probe, read_verdicts, write_verdicts
 
 

@@ -23,7 +23,7 @@ from evalkit._results import (
     check_rows,
     load_run,
 )
-from evalkit._results._errors import CALL_ERROR_KINDS, ERROR_KINDS
+from evalkit._results._error_kinds import CALL_ERROR_KINDS, ERROR_KINDS
 from evalkit._results._frame import (
     CASE_COLUMNS,
     CASE_FIELDS_NOT_IN_FRAME,
@@ -101,9 +101,9 @@ def test_criteria_struct_is_the_rubric_verdicts_criterion() -> None:
 
 
 def test_error_kinds_include_every_call_error_kind() -> None:
-    from evalkit._client import ErrorKind as CallKind
+    from evalkit.errors import CallErrorKind
 
-    assert get_args(CallKind) == CALL_ERROR_KINDS
+    assert get_args(CallErrorKind) == CALL_ERROR_KINDS
     assert set(CALL_ERROR_KINDS) < set(ERROR_KINDS) and len(set(ERROR_KINDS)) == len(ERROR_KINDS)
 
 

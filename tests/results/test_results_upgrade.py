@@ -13,8 +13,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evalkit._cache import CacheError, CacheMiss, CorruptCacheEntry
-from evalkit._client import CallError
 from evalkit._report import format_summary
 from evalkit._results import (
     CHECK_ROW_SCHEMA,
@@ -25,9 +23,9 @@ from evalkit._results import (
     judge_criteria,
     load_run,
 )
-from evalkit._results._errors import error_kind_of_message
+from evalkit._results._error_kinds import error_kind_of_message
 from evalkit._runner._stops import cache_write_error
-from evalkit.graders import JudgeError
+from evalkit.errors import CacheError, CacheMiss, CallError, CorruptCacheEntry, JudgeError
 from evalkit.stats import case_verdicts
 
 V1 = Path(__file__).parent / "v1_run"

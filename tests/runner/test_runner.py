@@ -11,8 +11,8 @@ import pytest
 
 from evalkit._results import RunDir, load_run
 from evalkit._runner import Runner, RunOptions, new_run_id
-from evalkit._systems import PythonSystem, SystemError_, load_system
-from evalkit.errors import EvalkitError
+from evalkit._systems import PythonSystem, load_system
+from evalkit.errors import EvalkitError, SystemLoadError
 from evalkit.suite import load_suite
 
 
@@ -145,7 +145,7 @@ def test_unknown_systems_are_clear_errors(tmp_path: Path) -> None:
         ("json:not_there", "has no function"),
         ("missing.py:predict", "not found"),
     ]:
-        with pytest.raises(SystemError_, match=needle):
+        with pytest.raises(SystemLoadError, match=needle):
             load_system(spec, suite)
 
 

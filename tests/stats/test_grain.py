@@ -11,7 +11,7 @@ import evalkit.stats as stats
 from evalkit._results import load_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, GrainError
 from evalkit.suite import load_suite
 
 GOLDENS = Path(__file__).resolve().parents[2] / "goldens"
@@ -30,7 +30,7 @@ def invoice_rows(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
 def test_invoice_baseline_pass_rate_is_per_case_not_per_check(invoice_rows: pl.DataFrame) -> None:
     # 74 cases with several checks each: a per-check rate read 79.5% where the case pass rate is 32.4%.
     assert invoice_rows.height > 74
-    with pytest.raises(stats.GrainError) as raised:
+    with pytest.raises(GrainError) as raised:
         stats.pass_rate(invoice_rows)
     assert str(raised.value) == (
         "pass_rate needs one row per (case, repeat); this frame has one row per check (it has a "
@@ -61,9 +61,7 @@ def test_invoice_baseline_pass_rate_is_per_case_not_per_check(invoice_rows: pl.D
 )
 def test_statistics_of_cases_refuse_check_rows(name: str, call: object, invoice_rows: pl.DataFrame) -> None:
     assert callable(call)
-    with pytest.raises(
-        stats.GrainError, match=rf"^{name} needs one row per \(case, repeat\);.*case_verdicts"
-    ):
+    with pytest.raises(GrainError, match=rf"^{name} needs one row per \(case, repeat\);.*case_verdicts"):
         call(invoice_rows)
     # Without the check columns the same frame is taken for what it claims to be.
     call(stats.case_verdicts(invoice_rows))
@@ -72,12 +70,10 @@ def test_statistics_of_cases_refuse_check_rows(name: str, call: object, invoice_
 @pytest.mark.parametrize("name", ["case_verdicts", "cost_latency"])
 def test_statistics_of_checks_refuse_case_verdicts(name: str, invoice_rows: pl.DataFrame) -> None:
     verdicts = stats.case_verdicts(invoice_rows)
-    with pytest.raises(
-        stats.GrainError, match=rf"^{name} needs one row per \(case, repeat, check\)"
-    ) as raised:
+    with pytest.raises(GrainError, match=rf"^{name} needs one row per \(case, repeat, check\)") as raised:
         getattr(stats, name)(verdicts)
     assert "`n_checks` column" in str(raised.value) and "pass the check rows" in str(raised.value)
 
 
 def test_grain_error_is_a_user_error_and_a_value_error() -> None:
-    assert issubclass(stats.GrainError, EvalkitError) and issubclass(stats.GrainError, ValueError)
+    assert issubclass(GrainError, EvalkitError) and issubclass(GrainError, ValueError)

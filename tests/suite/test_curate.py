@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 from rapidfuzz import fuzz, utils
 
+from evalkit.errors import TranscriptError
 from evalkit.suite import (
     Case,
-    TranscriptError,
     case_text,
     filter_cases,
     load_suite,

@@ -223,11 +223,12 @@ def _claude_suite(tmp_path: Path, prompt: str, schema: str | None = None, defaul
 
 
 def test_an_empty_prompt_is_refused_for_claude_and_warned_of_by_validate(tmp_path: Path) -> None:
-    from evalkit._systems import SystemError_, load_system
+    from evalkit._systems import load_system
+    from evalkit.errors import SystemLoadError
     from evalkit.suite import load_suite
 
     suite = load_suite(_claude_suite(tmp_path, "  \n"))
-    with pytest.raises(SystemError_, match=r"prompt .* is empty"):
+    with pytest.raises(SystemLoadError, match=r"prompt .* is empty"):
         load_system("claude", suite)
     assert any(w.message == "the prompt is empty" for w in suite.warnings)
 
@@ -235,12 +236,13 @@ def test_an_empty_prompt_is_refused_for_claude_and_warned_of_by_validate(tmp_pat
 def test_a_schema_structured_output_cannot_take_is_refused_when_the_claude_system_loads(
     tmp_path: Path,
 ) -> None:
-    from evalkit._systems import SystemError_, load_system
+    from evalkit._systems import load_system
+    from evalkit.errors import SystemLoadError
     from evalkit.suite import load_suite
 
     schema = '{"type": "object", "properties": {"a": {"type": ["string", "null"]}}}'
     suite = load_suite(_claude_suite(tmp_path, "Answer.", schema=schema))
-    with pytest.raises(SystemError_, match=r"cannot be sent as structured output.*anyOf"):
+    with pytest.raises(SystemLoadError, match=r"cannot be sent as structured output.*anyOf"):
         load_system("claude", suite)
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalkit._runner import Runner, RunOptions
-from evalkit._systems import ClaudeSystem, PythonSystem, System, SystemError_, as_system, load_system
+from evalkit._systems import ClaudeSystem, PythonSystem, System, as_system, load_system
+from evalkit.errors import SystemLoadError
 from evalkit.suite import Suite, load_suite
 
 
@@ -57,9 +58,9 @@ def test_a_callable_that_cannot_take_the_input_or_is_async_is_refused() -> None:
     async def later(input: object) -> object:
         return input
 
-    with pytest.raises(SystemError_, match="one argument, the case's input"):
+    with pytest.raises(SystemLoadError, match="one argument, the case's input"):
         as_system(lambda: None)
-    with pytest.raises(SystemError_, match="async def"):
+    with pytest.raises(SystemLoadError, match="async def"):
         as_system(later)
 
 
@@ -77,11 +78,11 @@ def test_specs_and_paths_load_as_load_system_does(suite: Suite, tmp_path: Path) 
 
 
 def test_what_is_not_a_system_says_what_is(tmp_path: Path) -> None:
-    with pytest.raises(SystemError_, match="pass the suite too"):
+    with pytest.raises(SystemLoadError, match="pass the suite too"):
         as_system("claude")
-    with pytest.raises(SystemError_, match=r"cannot make a system of 3 \(int\)"):
+    with pytest.raises(SystemLoadError, match=r"cannot make a system of 3 \(int\)"):
         as_system(3)
-    with pytest.raises(SystemError_, match="not found"):
+    with pytest.raises(SystemLoadError, match="not found"):
         as_system(tmp_path / "missing.py")
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from evalkit._runner import Runner, RunOptions
-from evalkit._systems import PythonSystem, SystemError_, load_system
-from evalkit.errors import EvalkitError
+from evalkit._systems import PythonSystem, load_system
+from evalkit.errors import EvalkitError, SystemLoadError
 from evalkit.suite import Suite, load_suite
 
 EVALKIT = Path(sys.executable).parent / "evalkit"  # the console script, which does not put "." on sys.path
@@ -74,7 +74,7 @@ def test_a_module_in_the_current_directory_is_found_and_sys_path_is_left_as_it_w
 
 
 def test_a_module_not_found_says_where_it_was_looked_for(suite: Suite, workdir: Path) -> None:
-    with pytest.raises(SystemError_, match="cannot import module 'nowhere_xyz'") as raised:
+    with pytest.raises(SystemLoadError, match="cannot import module 'nowhere_xyz'") as raised:
         load_system("nowhere_xyz:predict", suite)
     assert str(workdir) in str(raised.value) and "PYTHONPATH" in str(raised.value)
 
@@ -87,7 +87,7 @@ def test_the_console_script_finds_a_module_in_the_current_directory(tmp_path: Pa
     assert "No module named" not in done.stderr
 
 
-# 2. bad specs and modules that fail to import are located SystemError_s -------------------------------------------
+# 2. bad specs and modules that fail to import are located SystemLoadErrors ----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_a_system_that_raises_at_import_is_a_located_system_error(
     name = unique("broken")
     (workdir / f"{name}.py").write_text(source)
     spec = f"{name}.py:predict" if as_file else f"{name}:predict"
-    with pytest.raises(SystemError_) as raised:
+    with pytest.raises(SystemLoadError) as raised:
         load_system(spec, suite)
     message = str(raised.value)
     assert f"system {spec!r}" in message and f"{name}.py" in message
@@ -129,7 +129,7 @@ def test_a_system_that_raises_at_import_is_a_located_system_error(
     ],
 )
 def test_malformed_specs_say_what_to_write(suite: Suite, spec: str, needle: str) -> None:
-    with pytest.raises(SystemError_) as raised:
+    with pytest.raises(SystemLoadError) as raised:
         load_system(spec, suite)
     assert needle in str(raised.value)
 
@@ -163,7 +163,7 @@ def test_default_system_file_resolves_against_the_suite_folder_not_the_current_d
 def test_a_missing_default_system_file_names_where_it_was_looked_for(workdir: Path) -> None:
     root = make_suite(workdir / "suite", 'default_system = "pipeline.py:predict"\n')
     (workdir / "pipeline.py").write_text(GOOD)  # not the suite's: never used for it
-    with pytest.raises(SystemError_, match="not found") as raised:
+    with pytest.raises(SystemLoadError, match="not found") as raised:
         load_system(None, load_suite(root))
     assert str(root / "pipeline.py") in str(raised.value)
 
@@ -199,7 +199,7 @@ def test_a_function_that_cannot_take_one_input_is_rejected_at_load(
     workdir: Path, suite: Suite, source: str, needle: str
 ) -> None:
     (workdir / "sigs.py").write_text(source)
-    with pytest.raises(SystemError_) as raised:
+    with pytest.raises(SystemLoadError) as raised:
         load_system("sigs.py:predict", suite)
     assert needle in str(raised.value) and "define `def predict(input): ...`" in str(raised.value)
 

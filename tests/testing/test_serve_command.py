@@ -21,8 +21,9 @@ import anthropic
 import pytest
 
 from evalkit.cli import _serve
+from evalkit.errors import RulesFileError
 from evalkit.testing import LocalAnthropicServer
-from evalkit.testing.server import SIMULATED_JUDGE_MODEL, RulesFileError, load_rules_file
+from evalkit.testing.server import SIMULATED_JUDGE_MODEL, load_rules_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVE_SCRIPT = (

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from evalkit._client import Client
-from evalkit.graders import Judge, JudgeError, PairwiseJudge
+from evalkit.errors import JudgeError
+from evalkit.graders import Judge, PairwiseJudge
 from evalkit.suite import Case, JudgeCheck, parse_case
 from evalkit.testing import JudgeRule, LocalAnthropicServer, SimulatedJudge
 from evalkit.testing.server import SIMULATED_HEADER, SIMULATED_JUDGE_MODEL

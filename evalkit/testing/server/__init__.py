@@ -6,7 +6,7 @@ from evalkit.testing.server._log import RequestRecord
 from evalkit.testing.server._main import main
 from evalkit.testing.server._rate_limits import RateLimits
 from evalkit.testing.server._replies import DEFAULT_TEXT, PINNED_MODEL_IDS, Reply, Responder
-from evalkit.testing.server._rules_file import RulesFile, RulesFileError, RulesResponder, load_rules_file
+from evalkit.testing.server._rules_file import RulesFile, RulesResponder, load_rules_file
 from evalkit.testing.server._schema_example import example_from_schema
 from evalkit.testing.server._server import SIMULATED_HEADER, LocalAnthropicServer
 from evalkit.testing.server._simulated_judge import SIMULATED_JUDGE_MODEL, JudgeRule, SimulatedJudge

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from evalkit.testing.server._api_errors import _RequestError, error_payload
 from evalkit.testing.server._clock import rfc3339
-from evalkit.testing.server._errors import RequestError, error_payload
 
 __all__ = ["BATCH_PATH", "Batch", "BatchStore"]
 
@@ -39,7 +39,7 @@ class Batch:
 class BatchStore:
     """The server's batches.
 
-    ``make_message(params)`` answers one batch item (a ``RequestError`` makes it ``errored``); ``new_id(prefix)``
+    ``make_message(params)`` answers one batch item (a ``_RequestError`` makes it ``errored``); ``new_id(prefix)``
     names batches; ``base_url()`` is where results are served.
     """
 
@@ -53,20 +53,20 @@ class BatchStore:
         """A new batch that ends ``delay`` seconds from now (0: at its first retrieve)."""
         requests = body.get("requests")
         if not isinstance(requests, list) or not requests:
-            raise RequestError(400, "requests: at least one request is required")
+            raise _RequestError(400, "requests: at least one request is required")
         items: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
         for i, item in enumerate(requests):
             if not isinstance(item, dict):
-                raise RequestError(400, f"requests.{i}: must be an object")
+                raise _RequestError(400, f"requests.{i}: must be an object")
             custom_id = item.get("custom_id")
             params = item.get("params")
             if not isinstance(custom_id, str) or not _CUSTOM_ID.fullmatch(custom_id):
-                raise RequestError(400, f"requests.{i}.custom_id: 1-64 letters, digits, '_' or '-'")
+                raise _RequestError(400, f"requests.{i}.custom_id: 1-64 letters, digits, '_' or '-'")
             if custom_id in seen:
-                raise RequestError(400, f"requests.{i}.custom_id: duplicate custom_id {custom_id!r}")
+                raise _RequestError(400, f"requests.{i}.custom_id: duplicate custom_id {custom_id!r}")
             if not isinstance(params, dict):
-                raise RequestError(400, f"requests.{i}.params: must be an object")
+                raise _RequestError(400, f"requests.{i}.params: must be an object")
             seen.add(custom_id)
             items.append((custom_id, params))
         batch = Batch(
@@ -84,14 +84,14 @@ class BatchStore:
         with self._lock:
             batch = self._batches.get(batch_id)
         if batch is None:
-            raise RequestError(404, f"no message batch {batch_id!r}")
+            raise _RequestError(404, f"no message batch {batch_id!r}")
         return batch
 
     def delete(self, batch_id: str) -> None:
         batch = self.get(batch_id)
         self._settle(batch)
         if batch.ended_at is None:
-            raise RequestError(400, "a batch can be deleted only once it has ended; cancel it first")
+            raise _RequestError(400, "a batch can be deleted only once it has ended; cancel it first")
         with self._lock:
             self._batches.pop(batch_id, None)
 
@@ -100,18 +100,18 @@ class BatchStore:
         before ``before_id``, as the API pages them."""
         limit_text = query.get("limit", ["20"])[-1]
         if not (limit_text.isascii() and limit_text.isdigit() and 1 <= int(limit_text) <= 1000):
-            raise RequestError(400, f"limit: must be an integer from 1 to 1000, got {limit_text!r}")
+            raise _RequestError(400, f"limit: must be an integer from 1 to 1000, got {limit_text!r}")
         limit = int(limit_text)
         after_id, before_id = query.get("after_id", [""])[-1], query.get("before_id", [""])[-1]
         if after_id and before_id:
-            raise RequestError(400, "after_id and before_id cannot both be given")
+            raise _RequestError(400, "after_id and before_id cannot both be given")
         with self._lock:
             # newest first; ids count up in order of creation (created_at may tie, or step back with the clock)
             batches = sorted(self._batches.values(), key=lambda b: b.id, reverse=True)
         ids = [b.id for b in batches]
         cursor = after_id or before_id
         if cursor and cursor not in ids:
-            raise RequestError(
+            raise _RequestError(
                 404, f"no message batch {cursor!r} (the {'after_id' if after_id else 'before_id'})"
             )
         if before_id:
@@ -141,7 +141,7 @@ class BatchStore:
         batch = self.get(batch_id)
         self._settle(batch)
         if batch.results is None:
-            raise RequestError(400, f"message batch {batch_id!r} is still processing")
+            raise _RequestError(400, f"message batch {batch_id!r} is still processing")
         return list(batch.results)
 
     def to_json(self, batch: Batch, *, fresh: bool = False) -> dict[str, Any]:
@@ -186,7 +186,7 @@ class BatchStore:
     def _item_result(self, custom_id: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
             message = self.make_message(params)
-        except RequestError as exc:
+        except _RequestError as exc:
             error = error_payload(exc.status, exc.message, None)
             return {"custom_id": custom_id, "result": {"type": "errored", "error": error}}
         return {"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.testing.server._errors import RequestError
+from evalkit.testing.server._api_errors import _RequestError
 from evalkit.testing.server._schema_example import example_from_schema
 from evalkit.testing.server._tokens import count_input_tokens, estimate_tokens, last_user_text, output_schema
 
@@ -112,7 +112,7 @@ def resolve_reply(
             reply = responder(body)
         except Exception as exc:
             errors.append(exc)
-            raise RequestError(500, f"responder raised {type(exc).__name__}: {exc}") from exc
+            raise _RequestError(500, f"responder raised {type(exc).__name__}: {exc}") from exc
     if reply is None:
         reply = text if schema is None else Reply(data=example_from_schema(schema))
 

@@ -42,11 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import RulesFileError
 from evalkit.testing.server._replies import Reply
 from evalkit.testing.server._simulated_judge import JudgeRule, SimulatedJudge
 from evalkit.testing.server._tokens import content_text, last_user_text
 
-__all__ = ["RequestRule", "RulesFile", "RulesFileError", "RulesResponder", "load_rules_file"]
+__all__ = ["RequestRule", "RulesFile", "RulesResponder", "load_rules_file"]
 
 _TOP_KEYS = {"text", "rules", "judge", "limits"}
 _RULE_KEYS = {"contains", "regex", "model", "system", "reply", "json", "responder"}
@@ -61,10 +62,6 @@ _JUDGE_KEYS = {
 }
 _JUDGE_RULE_KEYS = {"candidate", "candidate_regex", "criterion", "met"}
 _LIMIT_KEYS = {"rpm", "itpm"}
-
-
-class RulesFileError(ValueError):
-    """A rules file that cannot be used; the message says where (file:line) and what to do."""
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from evalkit.testing.server._api_errors import _RequestError, error_payload
 from evalkit.testing.server._batches import BATCH_PATH, BatchStore
-from evalkit.testing.server._errors import RequestError, error_payload
 from evalkit.testing.server._faults import FaultKind, FaultPlan
 from evalkit.testing.server._http import Handler, HTTPServer, HTTPServer6
 from evalkit.testing.server._log import LOGGED_HEADER_VALUES, LogEntry, RequestRecord
@@ -434,9 +434,9 @@ class LocalAnthropicServer:
 
         try:
             if body_error is not None:
-                raise RequestError(400, body_error)
+                raise _RequestError(400, body_error)
             return self._route(handler, record, body, request_id)
-        except RequestError as exc:
+        except _RequestError as exc:
             return self._send_error(handler, exc.status, exc.message, request_id)
 
     def _inject(self, handler: Handler, fault: FaultKind, request_id: str) -> int | None:
@@ -510,8 +510,8 @@ class LocalAnthropicServer:
                 return 200
         allowed = _allowed_methods(path)
         if allowed:
-            raise RequestError(405, f"{method} is not allowed on {path}; use {' or '.join(allowed)}")
-        raise RequestError(404, f"no route for {method} {path}")
+            raise _RequestError(405, f"{method} is not allowed on {path}; use {' or '.join(allowed)}")
+        raise _RequestError(404, f"no route for {method} {path}")
 
     def _message_reply(
         self, body: dict[str, Any], request_id: str, *, since: float | None = None, batch: bool = False

@@ -10,19 +10,8 @@ from __future__ import annotations
 import re
 from typing import Final, Literal, cast, get_args
 
-CallErrorKind = Literal[
-    "rate_limit",
-    "overloaded",
-    "server",
-    "connection",
-    "timeout",
-    "bad_response",
-    "auth",
-    "bad_request",
-    "canceled",
-    "expired",
-]
-"""A call that failed after its retries (``evalkit._client.ErrorKind``; a test keeps the two the same)."""
+from evalkit.errors import CacheError, CacheMiss, CallError, CallErrorKind, CorruptCacheEntry
+
 ErrorKind = Literal[
     CallErrorKind,
     "system_exception",
@@ -63,10 +52,6 @@ def error_kind(exc: BaseException, default: ErrorKind) -> ErrorKind:
         The kind of any other exception where it was raised (``system_exception`` for the system's call,
         ``check_exception`` for a check, ``judge_error`` for a judge check).
     """
-    # imported here: both are small, but results is read by much that never meets an error
-    from evalkit._cache import CacheError, CacheMiss, CorruptCacheEntry
-    from evalkit._client import CallError
-
     if isinstance(exc, CallError):
         return cast(ErrorKind, exc.kind)
     if isinstance(exc, CacheMiss):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RequestError", "error_payload", "error_type_for"]
+__all__ = ["error_payload", "error_type_for"]
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -17,8 +17,8 @@ _ERROR_TYPES = {
 }
 
 
-class RequestError(Exception):
-    """An API error answered to the client (400, 404, ...)."""
+class _RequestError(Exception):
+    """An API error answered to the client (400, 404, ...); the server answers every one, so none leaves it."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
