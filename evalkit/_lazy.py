@@ -28,11 +28,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+INTERNAL = False
+"""Like ``typing.TYPE_CHECKING``, false at run time: a face's ``if INTERNAL:`` block names what evalkit's other
+packages import from it without exporting it."""
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
+
+def _flag(test: ast.expr) -> str | None:
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+    return name if name in ("TYPE_CHECKING", "INTERNAL") else None
 
 
 def face(source: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
@@ -40,7 +43,8 @@ def face(source: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
     lazy: dict[str, tuple[str, str]] = {}
     names: list[str] = []
     for node in ast.parse(source).body:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        flag = _flag(node.test) if isinstance(node, ast.If) else None
+        if isinstance(node, ast.If) and flag is not None:
             for sub in node.body:
                 if (
                     isinstance(sub, ast.ImportFrom)
@@ -49,7 +53,8 @@ def face(source: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
                 ):
                     for alias in sub.names:
                         lazy[alias.asname or alias.name] = (sub.module or "", alias.name)
-                        names.append(alias.asname or alias.name)
+                        if flag == "TYPE_CHECKING":
+                            names.append(alias.asname or alias.name)
         elif (
             isinstance(node, ast.ImportFrom)
             and node.level == 0

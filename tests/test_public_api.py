@@ -1,18 +1,28 @@
-"""The public surface: each package's ``__all__`` is pinned here, so a change to it is a deliberate one.
+"""The public surface: the faces users and notebooks import, each pinned here, so a change to one is deliberate.
 
-A name added to or removed from an ``__all__`` fails ``test_public_names_are_pinned`` until this file says so too.
+The root holds the verbs and nouns (``ek.run``, ``ek.Run``, ``ek.load_suite``, ...); ``suite``, ``graders``,
+``stats``, ``calibration``, ``probes``, ``charts``, ``widgets``, ``testing``, ``datasets`` and ``errors`` hold what
+notebooks and user code need. The plumbing is private: packages named with a leading underscore (``_runner``,
+``_cache``, ...), and the names a face lists under ``if INTERNAL:`` for evalkit's own packages. A name added to or
+removed from a face fails ``test_public_names_are_pinned`` until this file says so too.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import evalkit
+from evalkit._lazy import face
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_PUBLIC_NAMES = 210
 
 PUBLIC: dict[str, list[str]] = {
     "evalkit": [
@@ -27,10 +37,12 @@ PUBLIC: dict[str, list[str]] = {
         "SuiteValidationError",
         "__version__",
         "check",
+        "estimate",
         "grade_case",
         "history",
         "load_run",
         "load_suite",
+        "resume",
         "run",
         "run_async",
         "runs",
@@ -41,146 +53,69 @@ PUBLIC: dict[str, list[str]] = {
         "Run",
         "RunComparison",
         "as_run_system",
+        "estimate",
         "history",
         "load_run",
+        "prepare",
+        "resume",
         "run",
         "run_async",
         "runs",
         "setup_changes",
-    ],
-    "evalkit._baseline": [
-        "Accepted",
-        "BASELINE_NAME",
-        "Baseline",
-        "BaselineScore",
-        "Comparison",
-        "OUTPUT_CAP",
-        "Reference",
-        "RunInfo",
-        "StoredCheck",
-        "StoredOutput",
-        "TEXT_CAP",
-        "VERDICT_COLUMNS",
-        "accept",
-        "baseline_info",
-        "build_baseline",
-        "case_hashes",
-        "compare",
-        "default_baseline_path",
-        "dump_baseline",
-        "load_baseline",
-        "load_reference",
-        "majority_verdicts",
-        "max_repeats",
-        "model_drift",
-        "moved_slices",
-        "output_rows",
-        "run_changes",
-        "run_info",
-        "run_score",
-        "same_suite",
-        "slice_deltas",
-        "stored_outputs",
-        "suite_case_hashes",
-        "version_warning",
-    ],
-    "evalkit._cache": [
-        "BASE_URL_ENV",
-        "CACHE_DIR_ENV",
-        "CACHE_FORMAT_VERSION",
-        "CacheEntry",
-        "CacheMode",
-        "CacheModeName",
-        "CacheStats",
-        "CacheSummary",
-        "DEFAULT_BASE_URL",
-        "DEFAULT_CACHE_DIR",
-        "MAX_PRUNE_DAYS",
-        "MESSAGES_ENDPOINT",
-        "PruneReport",
-        "ResponseCache",
-        "api_origin",
-        "cache_key",
-        "check_older_than_days",
-        "default_cache_dir",
-        "prune",
-        "sanitize_request",
-        "scan",
+        "suite_judge",
     ],
     "evalkit.calibration": [
         "Agreement",
         "Calibration",
         "CalibrationRecord",
         "CalibrationState",
-        "Comparison",
         "Confusion",
-        "ConfusionRates",
-        "CriterionLabel",
-        "Disagreement",
-        "Figures",
-        "GroupAgreement",
+        "JudgeTrust",
         "Label",
-        "LabelItem",
-        "LabelsFile",
         "PPIEstimate",
-        "PairAgreement",
         "ReviewSample",
-        "StaleLabel",
-        "UnmatchedLabel",
         "agreement",
         "agreement_from_files",
-        "allocate",
         "calibrate",
         "calibration_record",
         "calibration_state",
-        "cohen_kappa_labels",
         "confusion_rates",
         "corrected_pass_rate",
         "format_agreement",
         "format_calibration",
         "judge_trust",
         "krippendorff_alpha",
-        "label_item",
-        "label_items",
-        "labels_to_ratings",
         "ppi_pass_rate",
         "read_calibration_record",
         "read_labels",
         "read_ratings",
         "review_items",
         "review_sample",
-        "wilson_interval",
         "write_calibration_record",
         "write_labels",
         "write_ratings",
         "write_review_sample",
     ],
+    "evalkit.charts": [
+        "CELL_SELECTION",
+        "confusion_chart",
+        "cost_latency_chart",
+        "effect_chart",
+        "history_chart",
+        "mde_chart",
+        "mde_curve",
+        "noise_floor_chart",
+        "noise_floor_frame",
+        "slice_coverage_chart",
+        "slice_delta_chart",
+        "slice_pass_rate_chart",
+        "to_svg",
+    ],
     "evalkit.cli": [
         "main",
     ],
-    "evalkit._client": [
-        "BatchStatus",
-        "CallResult",
-        "Client",
-        "DEFAULT_PRICES",
-        "PINNED_IDS",
-        "cost_usd",
-        "current_prices",
-        "is_simulated",
-        "is_structured",
-        "json_schema_format",
-        "output_format_for",
-        "preload",
-        "redact_url",
-        "sdk_model_ids",
-        "structured_request",
-        "wait_for_preload",
-        "warm_up",
-    ],
     "evalkit.datasets": [
-        "JudgeFigures",
         "LLMBar",
-        "LLMBarSet",
         "PandaLM",
         "load_llmbar",
         "load_pandalm",
@@ -211,25 +146,13 @@ PUBLIC: dict[str, list[str]] = {
         "UnverifiedCacheEntryWarning",
         "UserCheckFailed",
     ],
-    "evalkit._gate": [
-        "ALPHA",
-        "DEFAULT_MAX_DROP",
-        "GateDecision",
-        "GateOutcome",
-        "decide",
-        "junit_xml",
-        "run_gate",
-        "write_junit",
-    ],
     "evalkit.graders": [
         "CheckOutcome",
         "FENCE_TAGS",
         "Grade",
         "GradingContext",
         "Judge",
-        "JudgeFn",
         "JudgeGrade",
-        "NOT_JUDGED",
         "PairwiseJudge",
         "PromptTemplate",
         "RubricVerdict",
@@ -243,23 +166,18 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "evalkit.probes": [
         "ATTACKS",
-        "AttackRate",
         "InjectionEffect",
         "InjectionProbe",
         "LiveOptions",
         "LivePosition",
         "PADDINGS",
-        "Pair",
         "PairedDifference",
         "PositionProbe",
         "SelfPreference",
-        "SystemPreference",
         "VerbosityEffect",
         "VerbosityProbe",
         "attack",
-        "attack_n_needed",
         "consistency_rows",
-        "effect_chart",
         "format_injection",
         "format_live_position",
         "format_position",
@@ -267,13 +185,7 @@ PUBLIC: dict[str, list[str]] = {
         "injection_effect",
         "injection_probe",
         "injection_rows",
-        "judge_pairs",
-        "mcnemar_exact",
-        "n_needed",
-        "newcombe_paired",
         "pad",
-        "pad_filler",
-        "pad_repeat_list",
         "paired_difference",
         "position_by",
         "position_from_file",
@@ -281,7 +193,6 @@ PUBLIC: dict[str, list[str]] = {
         "position_probe",
         "position_rows",
         "position_table",
-        "read_pairs",
         "read_verdicts",
         "self_preference",
         "verbosity_effect",
@@ -289,95 +200,13 @@ PUBLIC: dict[str, list[str]] = {
         "verbosity_rows",
         "write_verdicts",
     ],
-    "evalkit._records": [
-        "read_jsonl",
-        "write_jsonl",
-    ],
-    "evalkit._report": [
-        "Comparison",
-        "JudgeTrust",
-        "JudgedCheck",
-        "Report",
-        "build_report",
-        "case_inputs",
-        "ci_pts",
-        "compare",
-        "comparison_lines",
-        "cost_latency_chart",
-        "format_report",
-        "format_summary",
-        "history_chart",
-        "is_nan",
-        "judge_criteria",
-        "left_out",
-        "mde_chart",
-        "mde_curve",
-        "money",
-        "noise_floor_chart",
-        "noise_floor_frame",
-        "pct",
-        "plural",
-        "pts",
-        "pval",
-        "render_html",
-        "secs",
-        "slice_coverage_chart",
-        "slice_delta_chart",
-        "slice_deltas",
-        "slice_pass_rate_chart",
-        "to_svg",
-        "trust_lines",
-        "warning_lines",
-    ],
-    "evalkit._results": [
-        "CASE_STATUSES",
-        "CHECK_ONLY_COLUMNS",
-        "CHECK_ROW_SCHEMA",
-        "CHECK_STATUSES",
-        "CaseResult",
-        "CaseStatus",
-        "CheckResult",
-        "CheckStatus",
-        "ERROR_KINDS",
-        "ErrorKind",
-        "Journal",
-        "Manifest",
-        "NOT_RUN_STATUSES",
-        "RESULTS_SCHEMA_VERSION",
-        "RunDir",
-        "SCORED_STATUSES",
-        "case_status",
-        "check_rows",
-        "error_kind",
-        "git_commit",
-        "load_run",
-        "now_iso",
-    ],
-    "evalkit._runner": [
-        "RunContext",
-        "RunOptions",
-        "RunOutcome",
-        "RunTotals",
-        "Runner",
-        "estimate_run",
-        "execute_case",
-        "has_api_key",
-        "new_run_id",
-        "split_cases",
-        "split_threads",
-    ],
     "evalkit.stats": [
-        "CHECK_STATUSES",
         "CostLatency",
-        "MIN_T_CASES",
+        "Interval",
         "PairedComparison",
         "PowerPlan",
-        "VERDICT_STATUSES",
-        "binom_cdf_half",
-        "binom_pmf_half",
         "case_verdicts",
         "cases_needed",
-        "chi2_1_sf",
         "clustered_pass_rate",
         "compare_runs",
         "cost_latency",
@@ -386,80 +215,36 @@ PUBLIC: dict[str, list[str]] = {
         "flip_rates",
         "independent_interval",
         "mcnemar",
-        "min_discordant_for_significance",
+        "mcnemar_cases_needed",
         "minimum_detectable_effect",
         "newcombe_paired",
         "noise_floor",
-        "normal_ppf",
         "paired_means_interval",
         "pass_rate",
-        "t_ppf",
-        "t_sf",
+        "t_interval",
         "wilson_interval",
-        "z_critical",
     ],
     "evalkit.suite": [
         "Candidate",
         "Case",
-        "CitationsSubsetCheck",
-        "ContainsAllCheck",
-        "ContainsNoneCheck",
-        "DEFAULT_JUDGE_MODEL",
-        "ExactCheck",
-        "JsonValidCheck",
-        "JudgeCheck",
         "JudgeSettings",
-        "MaxWordsCheck",
-        "MinWordsCheck",
         "ModelSettings",
-        "NoEmailExceptCheck",
-        "RegexCheck",
         "SaveResult",
-        "SchemaCheck",
-        "SqlRowsMatchCheck",
         "Suite",
         "SuiteConfig",
-        "SumsCheck",
-        "UNSENDABLE_SCHEMA_HINT",
-        "UserCheck",
-        "UserModule",
-        "case_line",
-        "case_object",
         "case_text",
-        "cases_version",
         "check",
-        "check_case_text",
-        "check_kinds",
-        "covers",
         "filter_cases",
-        "global_checks",
         "load_suite",
-        "load_user_module",
         "near_duplicates",
         "new_case_template",
         "next_case_id",
-        "offline_registry",
         "parse_case",
         "promote",
         "read_transcripts",
         "save_new_version",
-        "schema_warnings",
         "slice_coverage",
-        "unsendable_schema",
         "validate_suite",
-        "with_case",
-        "written_form",
-    ],
-    "evalkit._systems": [
-        "CallsFunction",
-        "ClaudeSystem",
-        "PythonSystem",
-        "RunnableSystem",
-        "SendsRequest",
-        "System",
-        "as_system",
-        "load_system",
-        "python_system",
     ],
     "evalkit.testing": [
         "FAULT_KINDS",
@@ -483,27 +268,20 @@ PUBLIC: dict[str, list[str]] = {
         "FlippedCases",
         "Labeller",
         "SliceFailures",
-        "cases_table",
-        "check_summary",
-        "diff_html",
-        "failures_table",
-        "problems_html",
     ],
 }
 
 
-def _packages() -> list[str]:
+def _faces() -> list[str]:
+    """Every public face: the root, the errors module, and each package without a leading underscore."""
+    subpackages = [m.name for m in pkgutil.iter_modules(evalkit.__path__) if m.ispkg]
     return sorted(
-        [
-            "evalkit",
-            "evalkit.errors",
-            *(f"evalkit.{m.name}" for m in pkgutil.iter_modules(evalkit.__path__) if m.ispkg),
-        ]
+        ["evalkit", "evalkit.errors", *(f"evalkit.{m}" for m in subpackages if not m.startswith("_"))]
     )
 
 
-def test_every_package_is_pinned() -> None:
-    assert sorted(PUBLIC) == _packages()
+def test_every_face_is_pinned() -> None:
+    assert sorted(PUBLIC) == _faces()
 
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))
@@ -525,6 +303,76 @@ def test_every_public_name_imports(package: str) -> None:
     module = importlib.import_module(package)
     missing = [name for name in module.__all__ if not hasattr(module, name)]
     assert not missing, f"{package}.__all__ names what it cannot import: {missing}"
+
+
+def test_the_public_surface_is_small() -> None:
+    names = {name for names in PUBLIC.values() for name in names}
+    assert len(names) <= MAX_PUBLIC_NAMES, f"{len(names)} public names; the surface is meant to stay small"
+
+
+def test_a_name_means_one_thing() -> None:
+    # a name exported by two faces is one object: the root re-exports its verbs and nouns, nothing else repeats
+    seen: dict[str, object] = {}
+    for package, names in PUBLIC.items():
+        module = importlib.import_module(package)
+        for name in names:
+            value = getattr(module, name)
+            if name in seen:
+                assert seen[name] is value, f"{name} names two different things ({package})"
+                assert "evalkit" in [p for p, ns in PUBLIC.items() if name in ns], f"{name} is exported twice"
+            seen[name] = value
+
+
+def _inits() -> list[Path]:
+    return sorted(p for p in (ROOT / "evalkit").rglob("__init__.py") if p.parent.name != "prompts")
+
+
+@pytest.mark.parametrize("init", _inits(), ids=lambda p: str(p.parent.relative_to(ROOT)))
+def test_each_face_writes_each_name_once(init: Path) -> None:
+    # __all__ and the lazy table are derived from the face's imports (evalkit._lazy.attach), never listed again
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    assigned = {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    assert not assigned & {"__all__", "_LAZY"}, f"{init} lists names a second time"
+    imported = [
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalkit.")
+        for alias in node.names
+    ]
+    assert len(imported) == len(set(imported)), f"{init} imports a name twice"
+    assert "attach(__name__, __file__)" in init.read_text(encoding="utf-8")
+
+
+def test_a_face_exports_its_imports_and_keeps_internal_ones_lazy() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from evalkit._lazy import INTERNAL, attach\n"
+        "from evalkit.x._a import Now\n"
+        "if TYPE_CHECKING:\n"
+        "    from evalkit.x._b import later, Later as Renamed\n"
+        "if INTERNAL:\n"
+        "    from evalkit.x._c import helper\n"
+    )
+    lazy, exported = face(source)
+    assert exported == ["Now", "Renamed", "later"]
+    assert lazy == {
+        "later": ("evalkit.x._b", "later"),
+        "Renamed": ("evalkit.x._b", "Later"),
+        "helper": ("evalkit.x._c", "helper"),
+    }
+
+
+def test_an_internal_name_loads_on_first_use_and_is_not_exported() -> None:
+    import evalkit.suite as suite
+
+    assert "case_line" not in suite.__all__ and "case_line" in dir(suite)
+    from evalkit.suite import case_line
+
+    assert case_line is suite.case_line
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = suite.nope  # type: ignore[attr-defined]
 
 
 def test_import_evalkit_loads_neither_anthropic_nor_polars() -> None:

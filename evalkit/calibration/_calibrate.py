@@ -44,7 +44,7 @@ class Figures(BaseModel):
     notes: list[str] = []
 
 
-class Comparison(BaseModel):
+class LabelComparison(BaseModel):
     """One machine verdict (the labelled check itself, or a code check of the same output) against the labels."""
 
     model_config = ConfigDict(frozen=True)
@@ -97,7 +97,7 @@ class Calibration(BaseModel):
     verdicts_extra: int
     no_verdict: int
     extra_errors: list[str]
-    comparisons: list[Comparison]
+    comparisons: list[LabelComparison]
     disagreements: list[Disagreement]
     items: list[dict[str, Any]]
     corrected: dict[str, PPIEstimate | str]
@@ -110,7 +110,7 @@ class Calibration(BaseModel):
         """Everything, as JSON."""
         return self.model_dump(mode="json")
 
-    def comparison(self, machine: str | None = None, *, kind: str = "judge") -> Comparison | None:
+    def comparison(self, machine: str | None = None, *, kind: str = "judge") -> LabelComparison | None:
         """The comparison of `machine` (default: the first of `kind`)."""
         for c in self.comparisons:
             if (machine is None and c.kind == kind) or c.machine == machine:
@@ -485,14 +485,14 @@ def calibrate(
         if extra.judged and judge_info is None:
             judge_info = extra.judge
     options: dict[str, Any] = {"confidence": confidence, "n_boot": n_boot, "seed": seed}
-    comparisons: list[Comparison] = []
+    comparisons: list[LabelComparison] = []
     disagreements: list[Disagreement] = []
     corrected: dict[str, PPIEstimate | str] = {}
     for check in sorted({j.label.check for j in joined}):
         mine = [j for j in joined if j.label.check == check]
         kind: Literal["judge", "code"] = "judge" if mine[0].judge_kind == "judge" else "code"
         comparisons.append(
-            Comparison(
+            LabelComparison(
                 machine=check,
                 kind=kind,
                 labelled_check=check,
@@ -507,7 +507,7 @@ def calibrate(
         codes = sorted({name for j in mine for name in j.code})
         for name in [*codes, *([ALL_CODE] if len(codes) > 1 else [])]:
             comparisons.append(
-                Comparison(
+                LabelComparison(
                     machine=name,
                     kind="code",
                     labelled_check=check,

@@ -24,21 +24,17 @@ Conventions (each is tested against scipy / statsmodels):
 * Paired comparisons report B minus A: a positive difference means run B passes more cases.
 """
 
-from evalkit._lazy import attach
-from evalkit._results import CHECK_STATUSES
+from evalkit._lazy import INTERNAL, attach
 from evalkit.stats._cost import CostLatency, cost_latency
-from evalkit.stats._dist import binom_cdf_half, binom_pmf_half, chi2_1_sf, normal_ppf, t_ppf, t_sf, z_critical
-from evalkit.stats._frames import VERDICT_STATUSES
 from evalkit.stats._intervals import (
     Interval,
     independent_interval,
-    min_discordant_for_significance,
     newcombe_paired,
     paired_means_interval,
     t_interval,
     wilson_interval,
 )
-from evalkit.stats._paired import MIN_T_CASES, PairedComparison, compare_runs, mcnemar
+from evalkit.stats._paired import PairedComparison, compare_runs, mcnemar
 from evalkit.stats._power import (
     PowerPlan,
     cases_needed,
@@ -49,5 +45,20 @@ from evalkit.stats._power import (
 from evalkit.stats._rates import clustered_pass_rate, flip_rates, noise_floor, pass_rate
 from evalkit.stats._splits import dev_vs_holdout
 from evalkit.stats._verdicts import case_verdicts
+
+if INTERNAL:
+    from evalkit._results import CHECK_STATUSES
+    from evalkit.stats._dist import (
+        binom_cdf_half,
+        binom_pmf_half,
+        chi2_1_sf,
+        normal_ppf,
+        t_ppf,
+        t_sf,
+        z_critical,
+    )
+    from evalkit.stats._frames import VERDICT_STATUSES
+    from evalkit.stats._intervals import min_discordant_for_significance
+    from evalkit.stats._paired import MIN_T_CASES
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -3,11 +3,11 @@ see its failures. Each can be driven from code as a person drives it (set a valu
 message)."""
 
 from evalkit._lazy import attach
-from evalkit.widgets._case_browser import CaseBrowser, cases_table, check_summary
-from evalkit.widgets._case_editor import CaseEditor, diff_html, problems_html
+from evalkit.widgets._case_browser import CaseBrowser
+from evalkit.widgets._case_editor import CaseEditor
 from evalkit.widgets._disagreements import DisagreementBrowser
 from evalkit.widgets._flips import FlippedCases
 from evalkit.widgets._labeller import Labeller
-from evalkit.widgets._slice_failures import SliceFailures, failures_table
+from evalkit.widgets._slice_failures import SliceFailures
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -10,10 +10,10 @@ import polars as pl
 
 from evalkit.calibration import (
     Calibration,
-    Comparison,
     Confusion,
     ConfusionRates,
     Figures,
+    LabelComparison,
     PPIEstimate,
     agreement,
     calibration_record,
@@ -122,7 +122,7 @@ def test_calibration_prints_and_records_as_before() -> None:
             "no_verdict": 0,
             "extra_errors": [],
             "comparisons": [
-                Comparison(
+                LabelComparison(
                     machine="faith",
                     kind="judge",
                     labelled_check="faith",
