@@ -54,6 +54,7 @@ PUBLIC: dict[str, list[str]] = {
         "RunComparison",
         "as_run_system",
         "estimate",
+        "gate",
         "history",
         "load_run",
         "prepare",

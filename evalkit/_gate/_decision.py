@@ -1,12 +1,19 @@
-"""The gate's rule: how far a paired pass rate may fall, and whether a drop must also be significant."""
+"""The gate's rule: how far a paired pass rate may fall, and whether a drop must also be significant.
+
+A decision is data: the verdict and the numbers it was reached on. ``render_reason`` is the one place that puts
+it into words (and names the command's options in them).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from evalkit._report import pts, pval
 from evalkit.errors import EvalkitError
-from evalkit.stats import PairedComparison
+
+if TYPE_CHECKING:
+    from evalkit.stats import PairedComparison
 
 ALPHA = 0.05
 DEFAULT_MAX_DROP = 0.02
@@ -14,21 +21,75 @@ DEFAULT_MAX_DROP = 0.02
 _TOLERANCE = 1e-9
 
 
+class GateVerdict(StrEnum):
+    """What the gate decided, and on what ground."""
+
+    PASS = "pass"
+    """The pass rate held, or fell by no more than the allowed drop."""
+    PASS_NOT_SIGNIFICANT = "pass_not_significant"
+    """It fell by more than allowed, but require_significant is set and McNemar's exact p is not below alpha."""
+    FAIL_DROP = "fail_drop"
+    """It fell by more than allowed (and, with require_significant, significantly)."""
+    FAIL_UNVERIFIED = "fail_unverified"
+    """The run cannot show the pass rate held: baseline cases it could not verify, or a suite version change."""
+    FAIL_UNCALIBRATED = "fail_uncalibrated"
+    """The drop rule passed, but judged results are uncalibrated or stale and require_calibrated is set."""
+
+    @property
+    def failed(self) -> bool:
+        return self in (GateVerdict.FAIL_DROP, GateVerdict.FAIL_UNVERIFIED, GateVerdict.FAIL_UNCALIBRATED)
+
+
 @dataclass(frozen=True)
 class GateDecision:
-    """Whether the gate failed, and the numbers it decided on."""
+    """The gate's verdict and the numbers it decided on; ``reason`` says it in words."""
 
-    failed: bool
+    verdict: GateVerdict
     drop: float
+    """How far the paired pass rate fell, baseline minus run (negative when it rose)."""
     max_drop: float
     require_significant: bool
     p: float
+    """McNemar's exact p of the paired comparison."""
     alpha: float
-    reason: str
+    shared: int
+    """The cases both sides scored, which the drop is measured on."""
     unverified: int = 0
     """Baseline cases the run could not verify (errored, unscored, missing)."""
     allow_unscored: int = 0
     allow_version_change: bool = False
+    require_calibrated: bool = False
+    calibration: str | None = None
+    """The judge's calibration state (calibrated, uncalibrated, stale) when the run has judged checks and the
+    suite asks for calibration; None otherwise."""
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict.failed
+
+    @property
+    def on_shared(self) -> GateVerdict:
+        """The drop rule's verdict on the shared cases alone (PASS, PASS_NOT_SIGNIFICANT or FAIL_DROP): the
+        verdict itself unless something else failed the gate."""
+        if self.verdict in _RULE_VERDICTS:
+            return self.verdict
+        return _rule(self.drop, self.max_drop, self.p, self.alpha, self.require_significant)
+
+    @property
+    def reason(self) -> str:
+        """The verdict as the gate prints it (see ``render_reason``)."""
+        return render_reason(self)
+
+
+_RULE_VERDICTS = (GateVerdict.PASS, GateVerdict.PASS_NOT_SIGNIFICANT, GateVerdict.FAIL_DROP)
+
+
+def _rule(drop: float, max_drop: float, p: float, alpha: float, require_significant: bool) -> GateVerdict:
+    if not drop > max_drop + _TOLERANCE:
+        return GateVerdict.PASS
+    if p < alpha or not require_significant:
+        return GateVerdict.FAIL_DROP
+    return GateVerdict.PASS_NOT_SIGNIFICANT
 
 
 def decide(
@@ -43,22 +104,38 @@ def decide(
         raise EvalkitError("the run and the baseline share no scored case; there is nothing to gate on")
     drop = -paired.diff
     p = paired.mcnemar_exact_p
-    too_far = drop > max_drop + _TOLERANCE
-    significant = p < alpha
-    failed = too_far and (significant or not require_significant)
-    drop_text = f"{100 * drop:.1f} pts"
-    limit = f"{100 * max_drop:.1f} pts"
-    if failed:
-        why = f"FAIL: the pass rate dropped {drop_text}, more than the allowed {limit}"
-        if require_significant:
-            why += f", and McNemar's exact test calls the drop significant (p = {pval(p)} < {alpha:g})"
-    elif too_far:
+    verdict = _rule(drop, max_drop, p, alpha, require_significant)
+    return GateDecision(verdict, drop, max_drop, require_significant, p, alpha, paired.n)
+
+
+def render_reason(d: GateDecision) -> str:
+    """The decision in words, as the last line of ``evalkit gate``: PASS or FAIL, and why."""
+    from evalkit._report import pts, pval
+
+    limit = f"{100 * d.max_drop:.1f} pts"
+    rule = d.on_shared
+    if rule is GateVerdict.FAIL_DROP:
+        why = f"the pass rate dropped {100 * d.drop:.1f} pts, more than the allowed {limit}"
+        if d.require_significant:
+            why += f", and McNemar's exact test calls the drop significant (p = {pval(d.p)} < {d.alpha:g})"
+    elif rule is GateVerdict.PASS_NOT_SIGNIFICANT:
         why = (
-            f"PASS: the pass rate dropped {drop_text}, more than the allowed {limit}, but McNemar's exact "
-            f"test does not call it significant (p = {pval(p)} >= {alpha:g}), and --require-significant is set"
+            f"the pass rate dropped {100 * d.drop:.1f} pts, more than the allowed {limit}, but McNemar's exact "
+            f"test does not call it significant (p = {pval(d.p)} >= {d.alpha:g}), and --require-significant is set"
         )
-    elif drop > 0:
-        why = f"PASS: the pass rate dropped {drop_text}, within the allowed {limit}"
+    elif d.drop > 0:
+        why = f"the pass rate dropped {100 * d.drop:.1f} pts, within the allowed {limit}"
     else:
-        why = f"PASS: the pass rate changed {pts(paired.diff)} (allowed drop {limit})"
-    return GateDecision(failed, drop, max_drop, require_significant, p, alpha, why)
+        why = f"the pass rate changed {pts(-d.drop)} (allowed drop {limit})"
+    on_shared = f"{'FAIL' if rule.failed else 'PASS'}: {why}"
+    if d.verdict is GateVerdict.FAIL_UNVERIFIED:
+        return (
+            "FAIL: the run cannot show that the pass rate held (UNVERIFIED above); on the "
+            f"{d.shared} cases both sides scored, {why}"
+        )
+    if d.verdict is GateVerdict.FAIL_UNCALIBRATED:
+        return (
+            f"FAIL: judged results are {d.calibration} and --require-calibrated is set; calibrate the judge "
+            f"(evalkit calibrate RUN --labels FILE) or drop the option. {on_shared}"
+        )
+    return on_shared

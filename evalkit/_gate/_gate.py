@@ -7,7 +7,6 @@ McNemar's exact test, so a noisy suite does not fail a pull request on a coin fl
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +22,7 @@ from evalkit._baseline import (
     same_suite,
     suite_case_hashes,
 )
-from evalkit._gate._decision import ALPHA, DEFAULT_MAX_DROP, GateDecision, decide
+from evalkit._gate._decision import ALPHA, DEFAULT_MAX_DROP, GateDecision, GateVerdict, decide
 from evalkit._gate._junit import write_junit
 from evalkit._gate._verify import Verification, verify
 from evalkit._report import comparison_lines
@@ -38,8 +37,18 @@ class GateOutcome:
 
     decision: GateDecision
     comparison: Comparison
-    text: str
-    verification: Verification | None = None
+    verification: Verification
+    lines: tuple[str, ...]
+    """What the command prints above the verdict: drift and warnings, the comparison, what could not be
+    verified, the judge's calibration."""
+    junit: str | Path | None = None
+    """Where the JUnit XML was written, if anywhere."""
+
+    @property
+    def text(self) -> str:
+        """What ``evalkit gate`` prints: the lines, the verdict in words, and where the JUnit XML went."""
+        written = [f"JUnit XML written to {self.junit}"] if self.junit is not None else []
+        return "\n".join([*self.lines, self.decision.reason, *written])
 
     @property
     def exit_code(self) -> int:
@@ -135,18 +144,12 @@ def run_gate(
     decision = decide(comparison.paired, max_drop, require_significant, alpha)
     decision = replace(
         decision,
+        verdict=GateVerdict.FAIL_UNVERIFIED if check.failed else decision.verdict,
         unverified=len(check.unverified),
         allow_unscored=allow_unscored,
         allow_version_change=allow_version_change,
+        require_calibrated=require_calibrated,
     )
-    if check.failed:
-        on_shared = re.sub(r"^(PASS|FAIL): ", "", decision.reason)
-        decision = replace(
-            decision,
-            failed=True,
-            reason=f"FAIL: the run cannot show that the pass rate held (UNVERIFIED above); on the "
-            f"{comparison.paired.n} cases both sides scored, {on_shared}",
-        )
 
     lines = list(comparison.drift)
     if comparison.version_warning:
@@ -167,18 +170,12 @@ def run_gate(
     state = calibration if judged else None
     if state is not None and state.state != "not required":
         lines.append(str(state))
+        decision = replace(decision, calibration=state.state)
         if require_calibrated and state.state in ("uncalibrated", "stale") and not decision.failed:
-            decision = replace(
-                decision,
-                failed=True,
-                reason=f"FAIL: judged results are {state.state} and --require-calibrated is set; calibrate the "
-                f"judge (evalkit calibrate RUN --labels FILE) or drop the option. {decision.reason}",
-            )
-    lines.append(decision.reason)
+            decision = replace(decision, verdict=GateVerdict.FAIL_UNCALIBRATED)
     if junit is not None:
         write_junit(junit, manifest, rows, decision, comparison, verification=check)
-        lines.append(f"JUnit XML written to {junit}")
-    return GateOutcome(decision, comparison, "\n".join(lines), check)
+    return GateOutcome(decision, comparison, check, tuple(lines), junit)
 
 
 def _cases(n: int) -> str:

@@ -106,13 +106,17 @@ def junit_xml(
     if decision is not None:
         props |= {
             "gate": "fail" if decision.failed else "pass",
+            "gate_verdict": decision.verdict.value,
             "gate_drop": f"{decision.drop:.6f}",
             "gate_max_drop": f"{decision.max_drop:g}",
             "gate_require_significant": str(decision.require_significant).lower(),
             "gate_unverified": str(decision.unverified),
             "gate_allow_unscored": str(decision.allow_unscored),
             "gate_allow_version_change": str(decision.allow_version_change).lower(),
+            "gate_require_calibrated": str(decision.require_calibrated).lower(),
         }
+        if decision.calibration is not None:
+            props["gate_calibration"] = decision.calibration
     properties = ET.SubElement(suite, "properties")
     for name, value in props.items():
         ET.SubElement(properties, "property", {"name": name, "value": _xml_text(value)})

@@ -22,6 +22,7 @@ from evalkit.api._execute import (
     run_async,
     suite_judge,
 )
+from evalkit.api._gate import gate
 from evalkit.api._history import history
 from evalkit.api._html import HTMLReport
 from evalkit.api._run import Run, load_run

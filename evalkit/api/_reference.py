@@ -14,3 +14,10 @@ def reference_of(other: Run | str | Path) -> Any:
     from evalkit._baseline import load_reference
 
     return load_reference(Path(other) if isinstance(other, str | Path) else other.path)
+
+
+def committed_baseline(suite_path: str | Path) -> Path | None:
+    """The baseline.json committed beside a suite (its folder, or the folder of its .jsonl), if there is one."""
+    path = Path(suite_path)
+    committed = (path if path.is_dir() else path.parent) / "baseline.json"
+    return committed if committed.is_file() else None

@@ -8,6 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit._gate import DEFAULT_MAX_DROP
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
@@ -185,29 +186,40 @@ class Run:
 
         return cost_latency(self.checks()).by_run
 
-    def gate(self, *, baseline: Run | str | Path | None = None, max_drop: float | None = None) -> GateOutcome:
-        """The regression gate against `baseline` (default: the suite's committed baseline.json).
+    def gate(
+        self,
+        baseline: Run | str | Path | None = None,
+        *,
+        max_drop: float = DEFAULT_MAX_DROP,
+        require_significant: bool = False,
+        allow_unscored: int = 0,
+        allow_version_change: bool = False,
+        require_calibrated: bool = False,
+        junit: str | Path | None = None,
+    ) -> GateOutcome:
+        """The regression gate against `baseline` (default: the suite's committed baseline.json), as
+        ``evalkit gate`` decides it; the options are ``evalkit.api.gate``'s.
 
-        Returns the outcome: ``.decision.failed``, ``.exit_code`` (as ``evalkit gate``) and ``.text``.
+        Returns the outcome: ``.decision`` (``.verdict``, ``.failed`` and the numbers), ``.exit_code`` (as
+        ``evalkit gate``) and ``.text`` (what it prints).
         """
-        from evalkit._gate import run_gate
+        from evalkit.api._gate import gate
 
-        if baseline is None:
-            baseline = self._committed_baseline()
-            if baseline is None:
-                raise EvalkitError(
-                    f"suite {self.manifest.suite} has no baseline.json to gate against; accept one with "
-                    f"`evalkit baseline accept {self.path}`, or pass baseline="
-                )
-        target = baseline.path if isinstance(baseline, Run) else Path(baseline)
-        if max_drop is None:
-            return run_gate(self.path, target)
-        return run_gate(self.path, target, max_drop=max_drop)
+        return gate(
+            self,
+            baseline,
+            max_drop=max_drop,
+            require_significant=require_significant,
+            allow_unscored=allow_unscored,
+            allow_version_change=allow_version_change,
+            require_calibrated=require_calibrated,
+            junit=junit,
+        )
 
     def _committed_baseline(self) -> Path | None:
-        suite_path = Path(self.manifest.suite_path)
-        committed = (suite_path if suite_path.is_dir() else suite_path.parent) / "baseline.json"
-        return committed if committed.is_file() else None
+        from evalkit.api._reference import committed_baseline
+
+        return committed_baseline(self.manifest.suite_path)
 
     def report(
         self,

@@ -6,10 +6,6 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from evalkit.calibration import CalibrationState
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -105,15 +101,3 @@ def add_gate_loosening(p: argparse.ArgumentParser) -> None:
         help="fail when the suite sets [judge] min_kappa and the current judge has no calibration meeting it "
         "(default: the verdict says whether judged results are calibrated, and does not fail on it)",
     )
-
-
-def judge_calibration(suite_path: str) -> CalibrationState | None:
-    """The calibration state of a suite's judge, for the gate to report (None when the suite cannot load)."""
-    from evalkit.calibration import calibration_state
-    from evalkit.errors import EvalkitError
-    from evalkit.suite import load_suite
-
-    try:
-        return calibration_state(load_suite(suite_path))
-    except EvalkitError:
-        return None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._args import EXIT_FAIL, EXIT_OK, add_gate_loosening, fraction, judge_calibration
+from evalkit._gate import ALPHA, DEFAULT_MAX_DROP
+from evalkit.cli._args import add_gate_loosening, fraction
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,7 +14,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="exit 1 when a run's pass rate dropped below its baseline",
         description="Compare a finished run with its baseline on the case ids both share and exit 1 when the "
         "pass rate dropped by more than --max-drop (with --require-significant: and McNemar's exact test "
-        "calls the drop significant at alpha 0.05). It fails closed: baseline cases the run errored on, left "
+        f"calls the drop significant at alpha {ALPHA:g}). It fails closed: baseline cases the run errored on, left "
         "unscored (a judge that did not run) or lacks, and a different suite version, fail it too, each named "
         "with its fix. Exit 0 otherwise; 2 on bad input (missing or unreadable files, an unfinished run, a "
         "baseline of another suite).",
@@ -23,14 +24,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--max-drop",
         type=fraction,
-        default=0.02,
+        default=DEFAULT_MAX_DROP,
         metavar="FRACTION",
-        help="largest allowed drop in pass rate, as a fraction (default 0.02 = 2 points)",
+        help=f"largest allowed drop in pass rate, as a fraction (default {DEFAULT_MAX_DROP:g} = "
+        f"{100 * DEFAULT_MAX_DROP:g} points)",
     )
     p.add_argument(
         "--require-significant",
         action="store_true",
-        help="fail only when the drop is also significant (McNemar exact p < 0.05)",
+        help=f"fail only when the drop is also significant (McNemar exact p < {ALPHA:g})",
     )
     p.add_argument(
         "--junit",
@@ -43,19 +45,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit._gate import run_gate
-    from evalkit._results import load_run
+    from evalkit.api import gate
 
-    outcome = run_gate(
+    outcome = gate(
         args.run,
         args.baseline,
         max_drop=args.max_drop,
         require_significant=args.require_significant,
-        junit=args.junit,
         allow_unscored=args.allow_unscored,
         allow_version_change=args.allow_version_change,
         require_calibrated=args.require_calibrated,
-        calibration=judge_calibration(load_run(args.run)[0].suite_path),
+        junit=args.junit,
     )
     print(outcome.text)
-    return EXIT_FAIL if outcome.decision.failed else EXIT_OK
+    return outcome.exit_code

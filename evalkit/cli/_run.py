@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from evalkit._gate import DEFAULT_MAX_DROP
 from evalkit.cli._args import (
     CACHE_DIR_HELP,
     EXIT_FAIL,
@@ -109,9 +110,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--max-drop",
         type=fraction,
-        default=0.02,
+        default=DEFAULT_MAX_DROP,
         metavar="FRACTION",
-        help="the gate's tolerated drop in pass rate, as a fraction (default 0.02 = 2 points)",
+        help=f"the gate's tolerated drop in pass rate, as a fraction (default {DEFAULT_MAX_DROP:g} = "
+        f"{100 * DEFAULT_MAX_DROP:g} points)",
     )
     p.add_argument(
         "--fail-on-error",

@@ -6,112 +6,22 @@ import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from synthetic_runs import BASE, REGRESS_1, REGRESS_3, N, cid, make_run
 
 from evalkit._baseline import accept, load_baseline, load_reference, majority_verdicts
-from evalkit._gate import decide, run_gate
+from evalkit._gate import GateVerdict, decide, run_gate
 from evalkit._report import compare
-from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
+from evalkit._results import RunDir, load_run
 from evalkit.errors import EvalkitError
 from evalkit.stats import PairedComparison, case_verdicts, compare_runs
 
 ROOT = Path(__file__).resolve().parents[2]
-N = 400
-SLICES = ("alpha", "beta", "gamma", "delta")
-BASE_PASSES = 320  # 80%: cases c000..c319 pass in the baseline
-
-
-def cid(i: int) -> str:
-    return f"c{i:03d}"
-
-
-def make_run(
-    root: Path,
-    run_id: str,
-    passing: set[int],
-    *,
-    suite: str = "synthetic",
-    suite_version: str = "v1",
-    repeats: int = 1,
-    status: str = "complete",
-    errors: frozenset[int] = frozenset(),
-) -> Path:
-    """A finished run directory: one exact check per case, passing exactly the cases in ``passing``."""
-    suite_dir = root / suite
-    suite_dir.mkdir(parents=True, exist_ok=True)
-    results = []
-    for i in range(N):
-        for r in range(repeats):
-            st = "error" if i in errors else ("pass" if i in passing else "fail")
-            check = CheckResult(
-                index=0,
-                kind="exact",
-                name="exact",
-                tier="exact",
-                status=st,
-                passed={"pass": True, "fail": False}.get(st),
-                detail="matches" if st == "pass" else f"expected 'yes', got 'no' (case {i})",
-                error="boom" if st == "error" else None,
-            )
-            results.append(
-                CaseResult(
-                    run_id=run_id,
-                    suite=suite,
-                    suite_version=suite_version,
-                    case_id=cid(i),
-                    slice=SLICES[i % 4],
-                    repeat=r,
-                    status=st,
-                    output="yes" if st == "pass" else "no",
-                    system="synthetic",
-                    cost_usd=0.0,
-                    latency_s=0.01,
-                    checks=[check],
-                )
-            )
-    run = RunDir(root / "runs" / run_id)
-    run.write_manifest(
-        Manifest(
-            run_id=run_id,
-            suite=suite,
-            suite_version=suite_version,
-            suite_path=str(suite_dir),
-            cases=N,
-            repeats=repeats,
-            system={"kind": "python", "name": "synthetic"},
-            status=status,  # type: ignore[arg-type]
-        )
-    )
-    run.finalize(results)
-    return run.path
-
-
-BASE = set(range(BASE_PASSES))
-# 12 baseline passes now fail: -3 points, McNemar exact p = 2 * 0.5**12.
-REGRESS_3 = BASE - set(range(12))
-# 4 baseline passes now fail: -1 point.
-REGRESS_1 = BASE - set(range(4))
-# 40 pass->fail and 28 fail->pass: the same net -12 (-3 points), but the flips go both ways.
-NOISY_3 = (BASE - set(range(40))) | set(range(BASE_PASSES, BASE_PASSES + 28))
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("gate")
-    return {
-        "base": make_run(root, "base", BASE),
-        "regress3": make_run(root, "regress3", REGRESS_3),
-        "regress1": make_run(root, "regress1", REGRESS_1),
-        "noisy3": make_run(root, "noisy3", NOISY_3),
-        "newversion": make_run(root, "newversion", REGRESS_1, suite_version="v2"),
-        "othersuite": make_run(root, "othersuite", BASE, suite="other"),
-        "unfinished": make_run(root, "unfinished", BASE, status="interrupted"),
-        "root": root,
-    }
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -185,9 +95,34 @@ def test_require_significant_passes_a_noisy_drop_and_fails_a_clear_one(runs: dic
 def test_drop_equal_to_the_limit_passes(runs: dict[str, Path]) -> None:
     # 8 of 400 is exactly 2 points; float subtraction must not turn it into "more than".
     c = paired(runs, "base", "regress1")
-    assert not decide(c, max_drop=0.01).failed
-    assert decide(c, max_drop=0.009).failed
-    assert not decide(c, max_drop=0.0, require_significant=True).failed  # p = 0.125
+    assert decide(c, max_drop=0.01).verdict is GateVerdict.PASS
+    assert decide(c, max_drop=0.009).verdict is GateVerdict.FAIL_DROP
+    noisy = decide(c, max_drop=0.0, require_significant=True)  # p = 0.125
+    assert noisy.verdict is GateVerdict.PASS_NOT_SIGNIFICANT and not noisy.failed
+    assert (noisy.drop, noisy.shared, noisy.p) == (pytest.approx(0.01), N, pytest.approx(0.125))
+
+
+def test_the_reason_is_rendered_from_the_decision(runs: dict[str, Path]) -> None:
+    noisy = decide(paired(runs, "base", "regress1"), max_drop=0.0, require_significant=True)
+    shared = (
+        "the pass rate dropped 1.0 pts, more than the allowed 0.0 pts, but McNemar's exact test does not call it "
+        "significant (p = 0.12 >= 0.05), and --require-significant is set"
+    )
+    assert noisy.reason == f"PASS: {shared}"
+    stale = replace(noisy, verdict=GateVerdict.FAIL_UNCALIBRATED, calibration="stale")
+    assert stale.failed and stale.on_shared is GateVerdict.PASS_NOT_SIGNIFICANT
+    assert stale.reason == (
+        "FAIL: judged results are stale and --require-calibrated is set; calibrate the judge (evalkit calibrate "
+        f"RUN --labels FILE) or drop the option. PASS: {shared}"
+    )
+    unverified = replace(noisy, verdict=GateVerdict.FAIL_UNVERIFIED)
+    assert unverified.reason == (
+        f"FAIL: the run cannot show that the pass rate held (UNVERIFIED above); on the {N} cases both sides "
+        f"scored, {shared}"
+    )
+    better = decide(paired(runs, "regress3", "base"))
+    assert better.verdict is GateVerdict.PASS and better.drop == pytest.approx(-0.03)
+    assert better.reason == "PASS: the pass rate changed +3.0 pts (allowed drop 2.0 pts)"
 
 
 def test_suite_version_mismatch_warns_and_fails_closed(runs: dict[str, Path]) -> None:
