@@ -20,7 +20,7 @@ import polars as pl
 from evalkit._baseline import VERDICT_COLUMNS, Reference, load_reference, run_info
 from evalkit._gate import run_gate
 from evalkit._report import build_report, format_report, render_html
-from evalkit._results import CHECK_ROW_SCHEMA, Manifest, RunDir, load_run
+from evalkit._results import CHECK_ROW_SCHEMA, Manifest, RunDir, read_run
 from evalkit.stats import case_verdicts
 
 BUDGET_S = 5.0
@@ -130,8 +130,8 @@ def main() -> None:
 
         print("statistics, from frames in memory:")
         stats_log: list[tuple[str, float]] = []
-        manifest, rows = load_run(b_path)
-        ref_manifest, ref_rows = load_run(a_path)
+        manifest, rows = read_run(b_path)
+        ref_manifest, ref_rows = read_run(a_path)
         reference = Reference(
             a_path,
             "run",
@@ -149,7 +149,7 @@ def main() -> None:
 
         print("\nevalkit report RUN --baseline RUN --html FILE:")
         report_log: list[tuple[str, float]] = []
-        manifest, rows = timed("load the run (parquet)", lambda: load_run(b_path), report_log)
+        manifest, rows = timed("load the run (parquet)", lambda: read_run(b_path), report_log)
         reference = timed(
             "load the baseline run and its verdicts", lambda: load_reference(a_path), report_log
         )

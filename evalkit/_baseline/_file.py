@@ -23,7 +23,7 @@ from evalkit._baseline._hashes import suite_case_hashes
 from evalkit._baseline._info import majority_verdicts, max_repeats, run_info
 from evalkit._baseline._outputs import StoredOutput, dump_output, stored_outputs
 from evalkit._fs import atomic_write_text
-from evalkit._results import CaseStatus, Manifest, load_run, now_iso
+from evalkit._results import CaseStatus, Manifest, now_iso, read_run
 from evalkit._version import __version__
 from evalkit.errors import EvalkitError
 from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
@@ -271,7 +271,7 @@ def accept(
     -------
     Accepted
     """
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     if manifest.status != "complete":
         raise EvalkitError(
             f"run {manifest.run_id} is {manifest.status}, not complete; finish it with "

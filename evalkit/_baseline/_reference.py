@@ -12,7 +12,7 @@ from evalkit._baseline._file import BASELINE_NAME, Baseline, load_baseline
 from evalkit._baseline._hashes import suite_case_hashes
 from evalkit._baseline._info import VERDICT_COLUMNS, RunInfo, run_info
 from evalkit._baseline._outputs import output_rows
-from evalkit._results import Manifest, load_run
+from evalkit._results import Manifest, read_run
 from evalkit.errors import EvalkitError
 from evalkit.stats import case_verdicts
 
@@ -81,7 +81,7 @@ def load_reference(path: str | Path) -> Reference:
     if path.is_dir() and not (path / "manifest.json").exists() and (path / BASELINE_NAME).is_file():
         path = path / BASELINE_NAME  # a suite folder stands for its committed baseline
     if path.is_dir():
-        manifest, rows = load_run(path)
+        manifest, rows = read_run(path)
         if rows.is_empty():
             raise EvalkitError(f"{path}: the baseline run has no results")
         verdicts = case_verdicts(rows).select(VERDICT_COLUMNS)

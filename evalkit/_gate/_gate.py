@@ -26,7 +26,7 @@ from evalkit._gate._decision import ALPHA, DEFAULT_MAX_DROP, GateDecision, GateV
 from evalkit._gate._junit import write_junit
 from evalkit._gate._verify import Verification, verify
 from evalkit._report import comparison_lines
-from evalkit._results import load_run
+from evalkit._results import read_run
 from evalkit.errors import EvalkitError
 from evalkit.stats import case_verdicts
 
@@ -101,7 +101,7 @@ def run_gate(
         raise EvalkitError(f"--max-drop must be a fraction in [0, 1), got {max_drop}")
     if allow_unscored < 0:
         raise EvalkitError(f"--allow-unscored must be a count of cases, 0 or more, got {allow_unscored}")
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     if rows.is_empty():
         raise EvalkitError(f"{run}: the run has no results")
     if manifest.status != "complete":

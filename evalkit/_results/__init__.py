@@ -26,6 +26,6 @@ if TYPE_CHECKING:
     from evalkit._results._frame import CHECK_ONLY_COLUMNS, CHECK_ROW_SCHEMA, check_rows
     from evalkit._results._journal import Journal
     from evalkit._results._run_folder import RunFolder, RunLike, load_run_like
-    from evalkit._results._rundir import RunDir, load_run
+    from evalkit._results._rundir import RunDir, read_run
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

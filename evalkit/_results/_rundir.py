@@ -199,7 +199,7 @@ def _in_background(work: Callable[[], None]) -> Iterator[None]:
         raise failed[0]
 
 
-def load_run(path: str | Path) -> tuple[Manifest, pl.DataFrame]:
+def read_run(path: str | Path) -> tuple[Manifest, pl.DataFrame]:
     """A finished run's manifest and check-level rows (from parquet, or the journal if parquet is missing).
 
     Parameters

@@ -10,22 +10,17 @@ run.pass_rate(by="slice")
 ```
 """
 
-from evalkit._lazy import attach
-from evalkit.api._changes import setup_changes
+from evalkit._lazy import INTERNAL, attach
 from evalkit.api._compare import RunComparison
-from evalkit.api._execute import (
-    as_run_system,
-    estimate,
-    prepare,
-    resume,
-    run,
-    run_async,
-    suite_judge,
-)
+from evalkit.api._execute import estimate, resume, run, run_async
 from evalkit.api._gate import gate
 from evalkit.api._history import history
 from evalkit.api._html import HTMLReport
 from evalkit.api._run import Run, load_run
 from evalkit.api._runs import runs
+
+if INTERNAL:
+    from evalkit.api._changes import setup_changes
+    from evalkit.api._execute import as_run_system, prepare, suite_judge
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

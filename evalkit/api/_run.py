@@ -43,9 +43,9 @@ class Run:
 
     @cached_property
     def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
-        from evalkit._results import load_run
+        from evalkit._results import read_run
 
-        return load_run(self.path)
+        return read_run(self.path)
 
     @property
     def manifest(self) -> Manifest:

@@ -33,7 +33,7 @@ def cost_latency(rows: pl.DataFrame) -> CostLatency:
     Parameters
     ----------
     rows:
-        Check rows (one per case, repeat and check), as :func:`evalkit._results.load_run` returns them.
+        Check rows (one per case, repeat and check), as :func:`evalkit._results.read_run` returns them.
 
     Returns
     -------

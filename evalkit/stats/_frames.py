@@ -1,6 +1,6 @@
 """Frame helpers shared by the statistics: column and status checks, the grain check, grouping, Wilson columns.
 
-A frame has one of two grains. Check rows (``load_run``) have one row per (run, case, repeat, check) and a
+A frame has one of two grains. Check rows (``Run.checks()``) have one row per (run, case, repeat, check) and a
 ``check_index`` / ``check_kind`` column; case verdicts (:func:`evalkit.stats.case_verdicts`) have one row per
 (run, case, repeat). A pass rate over check rows weights a case by its number of checks, so every statistic
 says which grain it needs and refuses the other.
@@ -68,7 +68,7 @@ def require_check_rows(frame: pl.DataFrame, where: str) -> None:
     """Refuse case verdicts where one row per (case, repeat, check) is needed."""
     if VERDICT_MARKER in frame.columns:
         raise GrainError(
-            f"{where} needs one row per (case, repeat, check), as load_run returns them; this frame has one "
+            f"{where} needs one row per (case, repeat, check), as Run.checks() returns them; this frame has one "
             f"row per (case, repeat) (it has an `{VERDICT_MARKER}` column, as case_verdicts returns): "
             "pass the check rows themselves"
         )

@@ -31,7 +31,7 @@ def case_verdicts(rows: pl.DataFrame) -> pl.DataFrame:
     Parameters
     ----------
     rows:
-        Check rows, one per (run, case, repeat, check), as :func:`evalkit._results.load_run` returns them.
+        Check rows, one per (run, case, repeat, check), as :func:`evalkit._results.read_run` returns them.
 
     Returns
     -------

@@ -20,7 +20,7 @@ from evalkit._baseline import (
     load_reference,
 )
 from evalkit._gate import run_gate
-from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, read_run
 from evalkit.errors import EvalkitError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def test_accept_stores_each_cases_first_repeat_output_and_checks(
     done = accept(runs["before"], to=target)
     data = json.loads(target.read_text(encoding="utf-8"))
     assert data["format_version"] == 2 and set(data["outputs"]) == set(data["cases"])
-    _, rows = load_run(runs["before"])
+    _, rows = read_run(runs["before"])
     first = rows.filter(pl.col("repeat") == 0)
     for case_id in ("c00", "c07", "c31"):
         stored = data["outputs"][case_id]
@@ -174,7 +174,7 @@ def test_the_reference_exposes_stored_rows_in_a_runs_shape(runs: dict[str, Path]
     ref = load_reference(target)
     assert ref.kind == "baseline" and ref.rows is None and ref.outputs_note is None
     assert ref.output_rows is not None
-    _, rows = load_run(runs["before"])
+    _, rows = read_run(runs["before"])
     first = rows.filter(pl.col("repeat") == 0, ~pl.col("case_id").is_in(["c03", "c04", "c05"]))
     cols = ["case_id", "repeat", "check_index", "case_status", "output", "case_error", "check_name"]
     cols += ["check_kind", "check_field", "status", "detail", "error", "skipped_reason", "judge_reasoning"]

@@ -17,7 +17,7 @@ from synthetic_runs import BASE, REGRESS_1, REGRESS_3, N, cid, make_run
 from evalkit._baseline import accept, load_baseline, load_reference, majority_verdicts
 from evalkit._gate import GateVerdict, decide, run_gate
 from evalkit._report import compare
-from evalkit._results import RunDir, load_run
+from evalkit._results import RunDir, read_run
 from evalkit.errors import EvalkitError
 from evalkit.stats import PairedComparison, case_verdicts, compare_runs
 
@@ -35,8 +35,8 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def paired(runs: dict[str, Path], a: str, b: str) -> PairedComparison:
-    _, rows_a = load_run(runs[a])
-    _, rows_b = load_run(runs[b])
+    _, rows_a = read_run(runs[a])
+    _, rows_b = read_run(runs[b])
     return compare_runs(case_verdicts(pl.concat([rows_a, rows_b])), a, b)
 
 
@@ -205,7 +205,7 @@ def test_accept_defaults_to_the_suite_folder(runs: dict[str, Path]) -> None:
 
 def test_majority_over_repeats_and_errors(tmp_path: Path) -> None:
     run = make_run(tmp_path, "rep", BASE, repeats=3, errors=frozenset({399}))
-    _, rows = load_run(run)
+    _, rows = read_run(run)
     m = majority_verdicts(case_verdicts(rows))
     assert m.height == N and set(m.get_column("repeats").to_list()) == {3}
     statuses = dict(zip(m["case_id"].to_list(), m["status"].to_list(), strict=True))
@@ -223,7 +223,7 @@ def test_gate_reports_model_drift_first(tmp_path: Path) -> None:
     a = make_run(tmp_path, "a", BASE)
     b = make_run(tmp_path, "b", REGRESS_1)
     for path, version in ((a, "claude-x-20250101"), (b, "claude-x-20250601")):
-        manifest, rows = load_run(path)
+        manifest, rows = read_run(path)
         rows = rows.with_columns(pl.lit(version).alias("system_model_version"))
         manifest.system["prompt_hash"] = "abc123"
         RunDir(path).write_manifest(manifest)
@@ -231,5 +231,5 @@ def test_gate_reports_model_drift_first(tmp_path: Path) -> None:
     outcome = run_gate(b, a)
     assert outcome.text.startswith("MODEL DRIFT")
     assert "claude-x-20250101" in outcome.text and "claude-x-20250601" in outcome.text
-    _, rows_b = load_run(b)
+    _, rows_b = read_run(b)
     assert compare(load_reference(b).info, case_verdicts(rows_b), load_reference(a)).drift

@@ -596,7 +596,7 @@ def test_each_repeat_has_its_own_verdict_and_a_keyless_replay_gives_each_back(
 
     import polars as pl
 
-    from evalkit._results import load_run
+    from evalkit._results import read_run
     from evalkit._runner import Runner, RunOptions
     from evalkit._systems import load_system
     from evalkit.suite import load_suite
@@ -626,7 +626,7 @@ def test_each_repeat_has_its_own_verdict_and_a_keyless_replay_gives_each_back(
             out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, repeats=3, **kw
         )
         outcome = Runner(suite, load_system("baseline", suite), opts).run()
-        rows = load_run(outcome.run_dir)[1].filter(pl.col("check_kind") == "judge")
+        rows = read_run(outcome.run_dir)[1].filter(pl.col("check_kind") == "judge")
         return rows.sort("case_id", "repeat").select("case_id", "repeat", "status", "judge_cache_hit")
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
@@ -802,7 +802,7 @@ def test_the_run_summary_names_a_judges_replay_miss(tmp_path: Path) -> None:
     import json
 
     from evalkit._report import format_summary
-    from evalkit._results import load_run
+    from evalkit._results import read_run
     from evalkit._runner import Runner, RunOptions
     from evalkit._systems import load_system
     from evalkit.suite import load_suite
@@ -819,6 +819,6 @@ def test_the_run_summary_names_a_judges_replay_miss(tmp_path: Path) -> None:
         out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False, cache_mode="replay"
     )
     outcome = Runner(suite, load_system("baseline", suite), opts).run()
-    summary = format_summary(*load_run(outcome.run_dir))
+    summary = format_summary(*read_run(outcome.run_dir))
     assert "1 x CacheMiss: No cached response for 'judge for case q7 repeat 0'" in summary
     assert "unknown error" not in summary

@@ -24,7 +24,7 @@ from evalkit._report import (
     slice_pass_rate_chart,
     to_svg,
 )
-from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.stats import case_verdicts, compare_runs, cost_latency, pass_rate
@@ -157,7 +157,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def page(pair: tuple[Path, Path]) -> str:
     before, after = pair
-    manifest, rows = load_run(after)
+    manifest, rows = read_run(after)
     return render_html(build_report(manifest, rows, load_reference(before)))
 
 
@@ -191,7 +191,7 @@ def test_html_escapes_user_text_and_lists_flipped_cases(page: str) -> None:
 
 def test_flipped_list_is_capped_with_a_count(pair: tuple[Path, Path]) -> None:
     before, after = pair
-    manifest, rows = load_run(after)
+    manifest, rows = read_run(after)
     page = render_html(build_report(manifest, rows, load_reference(before)), max_flipped=3)
     flipped = page[page.index("<h2>Flipped cases</h2>") :]
     assert "showing the first 3" in flipped and "10 flipped" in flipped
@@ -200,7 +200,7 @@ def test_flipped_list_is_capped_with_a_count(pair: tuple[Path, Path]) -> None:
 
 def test_terminal_report_with_baseline(pair: tuple[Path, Path]) -> None:
     before, after = pair
-    manifest, rows = load_run(after)
+    manifest, rows = read_run(after)
     text = format_report(build_report(manifest, rows, load_reference(before)))
     assert text.startswith("synthetic · system claude")
     assert "75.0% -> 65.0%" in text and "McNemar exact p" in text
@@ -211,7 +211,7 @@ def test_terminal_report_with_baseline(pair: tuple[Path, Path]) -> None:
 def test_model_drift_comes_first(tmp_path: Path) -> None:
     a = make_run(tmp_path, "a", base_passes, model_version="claude-x-0101", judge_version="judge-1")
     b = make_run(tmp_path, "b", base_passes, model_version="claude-x-0601", judge_version="judge-2")
-    manifest, rows = load_run(b)
+    manifest, rows = read_run(b)
     report = build_report(manifest, rows, load_reference(a))
     text = format_report(report)
     first, second = text.splitlines()[:2]
@@ -223,13 +223,13 @@ def test_model_drift_comes_first(tmp_path: Path) -> None:
 
     # A new prompt is a change of ours, not drift.
     c = make_run(tmp_path, "c", base_passes, model_version="claude-x-0601", prompt_hash="p2")
-    manifest, rows = load_run(c)
+    manifest, rows = read_run(c)
     assert "MODEL DRIFT" not in format_report(build_report(manifest, rows, load_reference(a)))
 
 
 def test_slice_deltas_match_compare_runs_per_slice(pair: tuple[Path, Path]) -> None:
     before, after = pair
-    verdicts = case_verdicts(pl.concat([load_run(before)[1], load_run(after)[1]]))
+    verdicts = case_verdicts(pl.concat([read_run(before)[1], read_run(after)[1]]))
     deltas = slice_deltas(verdicts, "before", "after")
     assert deltas.get_column("slice").to_list() == sorted(SLICES)
     for r in deltas.iter_rows(named=True):
@@ -240,7 +240,7 @@ def test_slice_deltas_match_compare_runs_per_slice(pair: tuple[Path, Path]) -> N
 
 def test_repeats_show_the_noise_floor(tmp_path: Path) -> None:
     flaky = make_run(tmp_path, "flaky", lambda i, r: i < 30 or (i < 50 and r != i % 3), repeats=3)
-    manifest, rows = load_run(flaky)
+    manifest, rows = read_run(flaky)
     report = build_report(manifest, rows)
     assert report.noise is not None and report.noise["flaky_cases"] == 20
     assert "flaky case" in format_report(report)
@@ -252,7 +252,7 @@ def test_charts_build_from_real_frames(tmp_path: Path) -> None:
     suite = load_suite(ROOT / "goldens" / "support-triage")
     options = RunOptions(out_root=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False)
     outcome = Runner(suite, load_system("baseline", suite), options).run()
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     run_id = rows.get_column("run_id")[0]
     # A variant of the same run: every third case's verdict flipped.
     flip = pl.col("case_id").str.extract(r"(\d+)$").cast(pl.Int64) % 3 == 0
@@ -349,7 +349,7 @@ def test_flipped_against_an_old_baseline_json_says_to_re_save_it(
         target.read_text(encoding="utf-8").replace('"format_version": 2', '"format_version": 1'),
         encoding="utf-8",
     )
-    manifest, rows = load_run(after)
+    manifest, rows = read_run(after)
     page = render_html(build_report(manifest, rows, load_reference(target)))
     flipped = page[page.index("<h2>Flipped cases</h2>") :]
     row = flipped[flipped.index("<code>c00</code>") :].split("</tr>")[0]

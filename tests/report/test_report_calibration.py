@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from evalkit._report import build_report, format_report, render_html, trust_lines
-from evalkit._results import Manifest, load_run
+from evalkit._results import Manifest, read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.calibration import JudgedCheck, JudgeTrust
@@ -27,7 +27,7 @@ def plain_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Manifest, pl.Da
     folder = tmp_path_factory.mktemp("plain")
     suite = load_suite(ROOT / "goldens" / "support-triage")
     options = RunOptions(out_root=folder, progress=False, judge="off")
-    return load_run(Runner(suite, load_system("baseline", suite), options).run().run_dir)
+    return read_run(Runner(suite, load_system("baseline", suite), options).run().run_dir)
 
 
 def _check(**kw: object) -> JudgedCheck:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalkit._baseline import load_reference
 from evalkit._report import build_report, format_report, format_summary, render_html
-from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, load_run
+from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, read_run
 from evalkit.graders import NOT_JUDGED
 
 N = 30
@@ -94,7 +94,7 @@ def make_run(
 
 def test_terminal_summary_lists_the_failing_cases(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", set(range(12)))
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     text = format_summary(manifest, rows)
     assert "failing cases (12, first 10):" in text
     assert "c09" in text and "c10" not in text and "... and 2 more" in text
@@ -109,7 +109,7 @@ def test_terminal_summary_lists_the_failing_cases(tmp_path: Path) -> None:
 
 def test_html_lists_failing_cases_with_judge_criteria(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", {1, 2, 5})
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     page = render_html(build_report(manifest, rows, run_dir=run))
     table = page[page.index('<table id="failures">') :]
     table = table[: table.index("</table>")]
@@ -123,7 +123,7 @@ def test_html_lists_failing_cases_with_judge_criteria(tmp_path: Path) -> None:
 
 def test_html_headline_shows_bounds_while_cases_await_the_judge(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", {0}, awaiting=set(range(10, 30)))
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     page = render_html(build_report(manifest, rows))
     assert "<b>not known yet</b>: between 30.0% and 96.7%" in page
     assert "pass rate <b>0.0%</b>" not in page and "pass rate <b>90.0%</b>" not in page
@@ -131,7 +131,7 @@ def test_html_headline_shows_bounds_while_cases_await_the_judge(tmp_path: Path) 
 
 def test_flaky_cases_are_named(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", set(), repeats=3, flaky={4, 7})
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     report = build_report(manifest, rows)
     assert report.flaky == ["c04", "c07"]
     assert "flaky (verdict differs across repeats): c04, c07" in format_report(report)
@@ -141,7 +141,7 @@ def test_flaky_cases_are_named(tmp_path: Path) -> None:
 def test_a_prompt_change_and_the_gate_verdict_are_shown(tmp_path: Path) -> None:
     before = make_run(tmp_path / "a", "a", set(), prompt_hash="p1")
     after = make_run(tmp_path / "b", "b", {3}, prompt_hash="p2")
-    manifest, rows = load_run(after)
+    manifest, rows = read_run(after)
     report = build_report(manifest, rows, load_reference(before))
     assert "system prompt (hash): p1 -> p2" in format_report(report)
 
@@ -155,7 +155,7 @@ def test_a_prompt_change_and_the_gate_verdict_are_shown(tmp_path: Path) -> None:
 
 def test_a_single_run_has_no_one_bar_latency_chart(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", {1})
-    manifest, rows = load_run(run)
+    manifest, rows = read_run(run)
     page = render_html(build_report(manifest, rows))
     cost = page[page.index("<h2>Cost and latency</h2>") :]
     assert "<svg" not in cost.split("<h2>")[1] and "p95 latency" in cost
@@ -196,7 +196,7 @@ def test_the_summary_names_the_models_that_answered_and_a_criterion_only_once(tm
     )
     run.write_manifest(manifest)
     run.finalize([result])
-    manifest, rows = load_run(run.path)
+    manifest, rows = read_run(run.path)
     head = format_summary(manifest, rows, criteria={}).splitlines()[0]
     assert "system claude (claude-sonnet-4-6 -> simulated-claude-sonnet-4-6)" in head
     assert "judge claude-judge -> simulated-judge" in head

@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from evalkit._report import format_summary
-from evalkit._results import load_run
+from evalkit._results import read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.suite import load_suite
@@ -31,11 +31,11 @@ def test_a_warm_rerun_hits_every_call_it_saved(
             cache_dir=tmp_path / "cache", out_root=tmp_path / "runs", judge="on", progress=False
         )
         outcome = Runner(suite, system, options).run()
-        manifest, rows = load_run(outcome.run_dir)
+        manifest, rows = read_run(outcome.run_dir)
         return format_summary(manifest, rows)
 
     cold = run()
-    _, rows = load_run(sorted((tmp_path / "runs").iterdir())[0])
+    _, rows = read_run(sorted((tmp_path / "runs").iterdir())[0])
     judge_calls = rows.filter(pl.col("judge_model").is_not_null()).height
     assert judge_calls > 0
     calls = judge_calls

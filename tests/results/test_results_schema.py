@@ -21,7 +21,7 @@ from evalkit._results import (
     Manifest,
     RunDir,
     check_rows,
-    load_run,
+    read_run,
 )
 from evalkit._results._error_kinds import CALL_ERROR_KINDS, ERROR_KINDS
 from evalkit._results._frame import (
@@ -177,9 +177,9 @@ def test_load_run_reads_parquet_and_journal_alike(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "r1")
     run.write_manifest(manifest())
     run.finalize([sample()])
-    _, from_parquet = load_run(run.path)
+    _, from_parquet = read_run(run.path)
     run.parquet_path.unlink()
-    _, from_journal = load_run(run.path)
+    _, from_journal = read_run(run.path)
     assert from_parquet.equals(from_journal) and from_parquet.schema == pl.Schema(CHECK_ROW_SCHEMA)
 
 
@@ -188,4 +188,4 @@ def test_load_run_refuses_a_parquet_that_is_not_a_results_file(tmp_path: Path) -
     run.write_manifest(manifest())
     pl.DataFrame({"case_id": ["c1"], "status": ["pass"]}).write_parquet(run.parquet_path)
     with pytest.raises(EvalkitError, match=r"results.parquet: not an evalkit results file \(missing columns"):
-        load_run(run.path)
+        read_run(run.path)

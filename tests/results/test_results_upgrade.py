@@ -21,7 +21,7 @@ from evalkit._results import (
     RunDir,
     error_kind,
     judge_criteria,
-    load_run,
+    read_run,
 )
 from evalkit._results._error_kinds import error_kind_of_message
 from evalkit._runner._stops import cache_write_error
@@ -72,7 +72,7 @@ def _check_kinds(rows: pl.DataFrame) -> dict[tuple[str, int], str]:
 def test_an_old_run_loads_in_the_new_schema(v1_run: Path, source: str) -> None:
     if source == "journal":
         (v1_run / "results.parquet").unlink()
-    _, rows = load_run(v1_run)
+    _, rows = read_run(v1_run)
     assert rows.schema == pl.Schema(CHECK_ROW_SCHEMA)
     judge = {c: s for c, s in rows.filter(pl.col("tier") == "judge").select("case_id", "status").iter_rows()}
     assert judge["c0"] == "not_judged" and judge["c1"] == "skipped" and judge["c2"] == "fail"
@@ -88,7 +88,7 @@ def test_an_old_run_loads_in_the_new_schema(v1_run: Path, source: str) -> None:
 
 
 def test_an_old_run_means_the_same(v1_run: Path) -> None:
-    _, rows = load_run(v1_run)
+    _, rows = read_run(v1_run)
     verdicts = case_verdicts(rows)
     recorded = dict(rows.unique("case_id").select("case_id", "case_status").iter_rows())
     assert dict(verdicts.select("case_id", "status").iter_rows()) == recorded
@@ -99,9 +99,9 @@ def test_an_old_run_means_the_same(v1_run: Path) -> None:
 
 
 def test_both_files_of_an_old_run_read_alike(v1_run: Path) -> None:
-    _, from_parquet = load_run(v1_run)
+    _, from_parquet = read_run(v1_run)
     (v1_run / "results.parquet").unlink()
-    _, from_journal = load_run(v1_run)
+    _, from_journal = read_run(v1_run)
     # the old parquet never had the judge's criteria: only the journal kept them
     assert from_parquet.drop("judge_criteria").equals(from_journal.drop("judge_criteria"))
     assert from_parquet["judge_criteria"].null_count() == from_parquet.height
@@ -120,7 +120,7 @@ def test_judge_criteria_of_an_old_run_come_from_its_journal(v1_run: Path) -> Non
 
 
 def test_finishing_an_old_journal_writes_the_new_schema(v1_run: Path) -> None:
-    _, before = load_run(v1_run)
+    _, before = read_run(v1_run)
     RunDir(v1_run).finish()
     after = pl.read_parquet(v1_run / "results.parquet")
     assert after.schema == pl.Schema(CHECK_ROW_SCHEMA)
@@ -129,7 +129,7 @@ def test_finishing_an_old_journal_writes_the_new_schema(v1_run: Path) -> None:
 
 
 def test_the_summary_of_an_old_run_counts_not_judged_and_groups_errors_by_kind(v1_run: Path) -> None:
-    manifest, rows = load_run(v1_run)
+    manifest, rows = read_run(v1_run)
     text = format_summary(manifest, rows)
     assert "1 judge checks not judged" in text
     assert "10 cases ended in an error" in text

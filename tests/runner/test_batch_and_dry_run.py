@@ -14,7 +14,7 @@ import pytest
 
 from evalkit._client import Client
 from evalkit._report import format_summary
-from evalkit._results import load_run
+from evalkit._results import read_run
 from evalkit._runner import Runner, RunOptions, estimate_run
 from evalkit._systems import PythonSystem, load_system
 from evalkit.graders import Judge
@@ -88,7 +88,7 @@ def test_a_batch_run_with_repeats_judges_every_repeat_in_its_batch(
     assert [r.path for r in server.requests].count("/v1/messages") == 0
     (create,) = [r for r in server.requests if r.path == "/v1/messages/batches" and r.method == "POST"]
     assert len(create.body["requests"]) == 8 * 2
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     judged = rows.filter(pl.col("check_kind") == "judge")
     assert judged.filter(pl.col("status") == "pass").height == 8 * 2
     assert not judged["judge_cache_hit"].any()
@@ -108,7 +108,7 @@ def test_batch_run_sends_no_live_messages_and_resumes_its_batch(
     assert len(creates[0].body["requests"]) == 12
     assert len(creates[1].body["requests"]) == 8  # 4 cases failed their cheap check first
     assert set(outcome.manifest.batch_ids) == {"system", "judge"}
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     assert rows["case_id"].n_unique() == 12
     verdicts = rows.unique(["case_id"]).group_by("case_status").len()
     assert dict(verdicts.iter_rows()) == {"pass": 8, "fail": 4}
@@ -126,14 +126,14 @@ def test_batch_run_sends_no_live_messages_and_resumes_its_batch(
     cases = rows.unique(["case_id"])
     spent = float(cases["cost_usd"].sum()) + float(judged["judge_cost_usd"].sum())
     assert spent > 0 and outcome.totals.spent_usd == pytest.approx(spent) and outcome.totals.cache_hits == 0
-    summary = format_summary(*load_run(outcome.run_dir))
+    summary = format_summary(*read_run(outcome.run_dir))
     made = cases.height + judged.height  # the system's calls and the judge's
     assert f"spent ${spent:.4f}   cache hits 0/{made}" in summary and "the cache saved" not in summary
     # a later run reads the same entries as hits that cost it nothing
     calls = len(server.requests)
     later = runner_for(root, tmp_path, server).run()
     assert later.totals.cache_hits == 12 and later.totals.spent_usd == 0
-    assert f"the cache saved ${spent:.4f}" in format_summary(*load_run(later.run_dir))
+    assert f"the cache saved ${spent:.4f}" in format_summary(*read_run(later.run_dir))
     assert len(server.requests) == calls, "the later run made no call"
 
 
@@ -165,7 +165,7 @@ def test_interrupted_batch_run_collects_the_same_batch(
     assert len(system_creates) == 1  # resumed, not resubmitted
     assert again.manifest.batch_ids["system"] == manifest["batch_ids"]["system"]
     assert [r.path for r in server.requests].count("/v1/messages") == 0
-    _, rows = load_run(run_dir)
+    _, rows = read_run(run_dir)
     assert rows["case_id"].n_unique() == 6
 
 
@@ -237,7 +237,7 @@ def test_a_resume_sends_what_the_batch_did_not_answer_in_a_new_batch(
     root = make_suite(tmp_path, n=6)
     first = runner_for(root, tmp_path, server, batch=True, batch_poll_s=0.02).run()
     assert "did not answer 1 of 6 requests" in capsys.readouterr().err  # said, not silent
-    _, rows = load_run(first.run_dir)
+    _, rows = read_run(first.run_dir)
     assert rows.filter(pl.col("case_status") == "error")["case_id"].unique().to_list() == ["q03"]
 
     failing.clear()
@@ -247,7 +247,7 @@ def test_a_resume_sends_what_the_batch_did_not_answer_in_a_new_batch(
     (create,) = batch_creates(server)
     (item,) = create.body["requests"]
     assert "question 3" in item["params"]["messages"][-1]["content"]
-    _, rows = load_run(again.run_dir)
+    _, rows = read_run(again.run_dir)
     assert rows.filter(pl.col("case_status") == "error").height == 0
 
 
@@ -343,7 +343,7 @@ def test_a_judged_batch_run_runs_a_python_system_once_per_case(
     judge.cache = runner.cache
     outcome = runner.run()
     assert sorted(calls) == sorted(f"question {i}" for i in range(6) for _ in range(2))
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     assert rows["latency_s"].drop_nulls().len() == rows.height
 
 
@@ -406,7 +406,7 @@ def test_resume_keeps_the_runs_cache_judge_and_batch_modes(
     server.clear_log()
     assert run("--resume", "batched") == 0
     assert server.requests_to("/v1/messages") == [] and batch_creates(server) == []
-    _, rows = load_run(tmp_path / "batched")
+    _, rows = read_run(tmp_path / "batched")
     assert rows["case_id"].n_unique() == 6 and rows.filter(pl.col("case_status") == "error").height == 0
     # judged by no one: not_judged where the cheap check passed, skipped where it failed
     judged = rows.filter(pl.col("check_kind") == "judge")
@@ -489,7 +489,7 @@ def test_every_judge_check_of_a_case_goes_in_the_judges_batch(
     assert [r.path for r in server.requests].count("/v1/messages") == 0
     (create,) = batch_creates(server)
     assert len(create.body["requests"]) == 3 * 2
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     errors = rows.filter(pl.col("case_status") == "error")
     assert errors["case_id"].unique().to_list() == ["t3"] and errors["case_error"][0].startswith("SystemExit")
     assert rows.filter(pl.col("status") == "pass").height == 3 * 2

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from evalkit._results import RunDir, load_run
+from evalkit._results import RunDir, read_run
 from evalkit.testing.server import LocalAnthropicServer, last_user_text
 
 # end-to-end: real processes, servers or kernels (`pytest -m 'not slow'` leaves them out while working)
@@ -177,7 +177,7 @@ def test_a_killed_worker_run_pays_again_for_at_most_the_calls_in_flight(
     done = resume(run_dir, env)  # refused while a worker still held the run's lock
     assert done.returncode == 0, done.stderr
     assert RunDir(run_dir).read_manifest().status == "complete"
-    _, rows = load_run(run_dir)
+    _, rows = read_run(run_dir)
     assert rows["case_id"].n_unique() == n
     assert set(requests_per_case(server)) == {f"c{i:03d}" for i in range(n)}
     again = repaid(server)
@@ -234,7 +234,7 @@ def test_a_cache_made_read_only_mid_run_stops_the_run_with_its_resume_command(
     mount(cache, "remount,rw")
     again = resume(run_dir, cli_env(server))
     assert again.returncode == 0, again.stderr
-    _, rows = load_run(run_dir)
+    _, rows = read_run(run_dir)
     assert rows["case_id"].n_unique() == n and rows.filter(rows["case_status"] == "error").height == 0
     print(
         f"processes={processes}: {asked} calls before the stop, {asked - cached} not cached, {repaid(server)} paid again"
@@ -276,7 +276,7 @@ def test_a_full_disk_is_a_located_message_exit_2_and_an_interrupted_run(
     again = resume(run_dir, cli_env(server))
     assert again.returncode == 0, again.stderr
     assert RunDir(run_dir).read_manifest().status == "complete"
-    _, rows = load_run(run_dir)
+    _, rows = read_run(run_dir)
     assert rows["case_id"].n_unique() == n and rows.filter(rows["case_status"] == "error").height == 0
     print(f"{full} full: {asked} calls before the stop, {repaid(server)} paid again")
     assert repaid(server) <= concurrency

@@ -23,7 +23,7 @@ import pytest
 
 from evalkit._client import Client
 from evalkit._client import _pricing as pricing
-from evalkit._results import RunDir, load_run
+from evalkit._results import RunDir, read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.suite import load_suite
@@ -227,7 +227,7 @@ def test_faults_of_every_kind_end_as_errors_and_resume_finishes_only_those(
     assert first.manifest.status == "complete"
     results = {r.case_id: r for r in first.results}
     assert len(first.results) == n and set(results) == {case_id(i) for i in range(n)}
-    _, rows = load_run(first.run_dir)
+    _, rows = read_run(first.run_dir)
     assert rows.height == n and rows.select("case_id", "repeat").n_unique() == n
     assert len(journal_lines(first.run_dir)) == n
 
@@ -264,7 +264,7 @@ def test_faults_of_every_kind_end_as_errors_and_resume_finishes_only_those(
     assert [r for r in again.results if r.status == "error"] == []
     requested_again = set(requests_per_case(server.requests[seen:]))
     assert requested_again == errors, "only the errored cases are requested on resume"
-    _, rows = load_run(first.run_dir)
+    _, rows = read_run(first.run_dir)
     assert rows.height == n and rows.select("case_id", "repeat").n_unique() == n
     assert rows["case_status"].value_counts().sort("case_status").rows() == [
         ("fail", sum(wrong_on_purpose(i) for i in range(n))),
@@ -301,7 +301,7 @@ def test_sigkill_halfway_then_resume_requests_no_finished_case_again(
     done = evalkit("run", "--resume", str(out), "--cache-dir", str(cache), "-q", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
 
-    manifest, rows = load_run(out)
+    manifest, rows = read_run(out)
     assert manifest.status == "complete"
     assert rows.height == n and sorted(rows["case_id"]) == [case_id(i) for i in range(n)]
     assert rows.select("case_id", "repeat").n_unique() == n
@@ -342,7 +342,7 @@ def test_sigterm_stops_a_worker_run_cleanly_and_resume_finishes_it(
     done = evalkit("run", "--resume", str(out), "--cache-dir", str(cache), "-q", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert server.max_in_flight > 8, "the resumed run keeps the run's concurrency (48), not the default 8"
-    manifest, rows = load_run(out)
+    manifest, rows = read_run(out)
     assert manifest.status == "complete" and rows.select("case_id", "repeat").n_unique() == n
     again = set(requests_per_case(server.requests)) & journalled
     assert not again, f"cases journalled before SIGTERM were requested again: {sorted(again)}"
@@ -427,7 +427,7 @@ def test_a_corrupt_cache_entry_warns_is_refetched_and_rewritten(
     assert rewritten["key"] == victim.stem and rewritten["response"]["content"]
     runs = run_dirs(tmp_path / "runs")
     assert len(runs) == 2
-    (_, a), (_, b) = load_run(runs[0]), load_run(runs[1])
+    (_, a), (_, b) = read_run(runs[0]), read_run(runs[1])
     columns = ["case_id", "case_status", "output", "system_model_version"]
     assert a.sort("case_id").select(columns).equals(b.sort("case_id").select(columns))
     hits = dict(b.select("case_id", "cache_hit").iter_rows())
@@ -597,7 +597,7 @@ def test_the_api_key_never_reaches_the_cache_the_run_dir_or_the_output(
     assert any(r.status == 200 and r.auth is not None for r in server.requests)
     dirs = run_dirs(runs)
     assert len(dirs) == 2
-    _, rows = load_run(dirs[0])
+    _, rows = read_run(dirs[0])
     assert rows.filter(pl.col("case_status") == "error").height == 3  # error messages were journalled
 
     assert all(SECRET not in text for text in outputs)
@@ -639,7 +639,7 @@ def test_a_rerun_is_all_cache_hits_with_equal_results_model_version_and_cost(
 
     price = pricing.price_for("claude-sonnet-4-6")
     assert price is not None
-    (_, a), (_, b) = load_run(first.run_dir), load_run(second.run_dir)
+    (_, a), (_, b) = read_run(first.run_dir), read_run(second.run_dir)
     columns = [
         "case_id",
         "case_status",
@@ -667,7 +667,7 @@ def test_a_rerun_is_all_cache_hits_with_equal_results_model_version_and_cost(
     assert [r.cost_usd for r in unknown.results] == [None] * 4
     assert {r.system_model_version for r in unknown.results} == {"claude-experimental-0"}
     assert unknown.totals.unknown_cost == 4 and unknown.totals.spent_usd == 0.0
-    _, rows = load_run(unknown.run_dir)
+    _, rows = read_run(unknown.run_dir)
     assert rows["cost_usd"].null_count() == 4
 
 
@@ -750,7 +750,7 @@ def test_a_run_that_cannot_connect_stops_with_the_fix_and_resumes(
     resumed = evalkit("run", "--resume", str(out), "-q", env=cli_env(server), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
-    _, rows = load_run(out)
+    _, rows = read_run(out)
     assert rows.filter(pl.col("case_status") == "error").is_empty()
     assert rows.select("case_id", "repeat").n_unique() == 40
     assert sorted(requests_per_case(message_requests(server.requests)).values()) == [1] * 40

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit._results import load_run
+from evalkit._results import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_the_program_exits_with_its_run_directory_complete_and_its_output_printe
     assert proc.stdout.rstrip().endswith(f"run saved to {out}")  # the summary, to its last line
     assert proc.stdout.endswith("\n\n")  # and the blank line printed after it
     assert "fast" in proc.stdout and "100.0%" in proc.stdout
-    manifest, rows = load_run(out)
+    manifest, rows = read_run(out)
     assert manifest.status == "complete" and manifest.ended_at
     assert rows.select("case_id").n_unique() == n
     assert (out / "results.parquet").is_file()

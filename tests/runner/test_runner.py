@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evalkit._results import RunDir, load_run
+from evalkit._results import RunDir, read_run
 from evalkit._runner import Runner, RunOptions, new_run_id
 from evalkit._systems import PythonSystem, load_system
 from evalkit.errors import EvalkitError, SystemLoadError
@@ -55,7 +55,7 @@ def test_an_output_that_is_not_json_is_an_error_result_not_a_crash(tmp_path: Pat
 
     system = PythonSystem(name="odd-outputs", fn=predict, origin="test")
     outcome = Runner(suite, system, options(tmp_path)).run()
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     errors = dict(rows.filter(pl.col("case_status") == "error").select("case_id", "case_error").iter_rows())
     assert sorted(errors) == ["c000", "c001", "c002"]
     assert "odd-outputs returned object <object object at" in errors["c000"]
@@ -67,7 +67,7 @@ def test_an_output_that_is_not_json_is_an_error_result_not_a_crash(tmp_path: Pat
 def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> None:
     suite = load_suite(make_suite(tmp_path))
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
-    manifest, rows = load_run(outcome.run_dir)
+    manifest, rows = read_run(outcome.run_dir)
     assert manifest.status == "complete" and manifest.suite_version == suite.version
     assert manifest.system["kind"] == "python" and manifest.system["code_hash"]
     assert rows.height == 20
@@ -87,7 +87,7 @@ def test_baseline_run_writes_manifest_journal_and_parquet(tmp_path: Path) -> Non
 def test_repeats_and_cost_of_a_free_baseline(tmp_path: Path) -> None:
     suite = load_suite(make_suite(tmp_path, n=6))
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path, repeats=3)).run()
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     assert sorted(rows["repeat"].unique().to_list()) == [0, 1, 2]
     assert rows.height == 18
     assert rows["cost_usd"].to_list() == [0.0] * 18
@@ -112,7 +112,7 @@ def test_resume_runs_only_missing_and_errored_cases(tmp_path: Path) -> None:
     assert again.resumed == len(done_before)
     assert {f"c{n:03d}" for n in calls}.isdisjoint(done_before)
     assert len(calls) == 20 - len(done_before)
-    _, rows = load_run(first.run_dir)
+    _, rows = read_run(first.run_dir)
     assert rows.height == 20 and rows["case_id"].n_unique() == 20
     assert journal.read_text().count("\n") == 20  # compacted: one line per case
 
@@ -152,7 +152,7 @@ def test_unknown_systems_are_clear_errors(tmp_path: Path) -> None:
 def test_judge_checks_without_a_judge_are_not_judged_and_not_scored(tmp_path: Path) -> None:
     suite = load_suite(make_suite(tmp_path, n=4, judge=True))
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path)).run()
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     judged = rows.filter(pl.col("check_kind") == "judge")
     assert judged["status"].unique().to_list() == ["not_judged"]
     assert judged["skipped_reason"].str.starts_with("not judged").all()
@@ -222,7 +222,7 @@ def test_a_system_that_calls_sys_exit_is_an_error_result_not_the_end_of_the_run(
 
     outcome = Runner(suite, PythonSystem("exits", predict, "test"), options(tmp_path)).run()
     assert outcome.manifest.status == "complete"
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     errors = rows.filter(pl.col("case_status") == "error")
     assert errors["case_id"].to_list() == ["c003"] and errors["case_error"][0].startswith("SystemExit")
 
@@ -237,7 +237,7 @@ def test_an_output_is_graded_as_it_is_recorded(tmp_path: Path) -> None:
     suite = load_suite(root)
     outputs = {1: ("a", "b"), 2: {1: "one"}}  # a tuple, and a dict with an int key
     system = PythonSystem("shapes", lambda i: outputs[i], "test")
-    _, rows = load_run(Runner(suite, system, options(tmp_path)).run().run_dir)
+    _, rows = read_run(Runner(suite, system, options(tmp_path)).run().run_dir)
     assert rows["status"].to_list() == ["pass", "pass"]
 
 
@@ -254,7 +254,7 @@ def test_finishing_keeps_only_this_runs_results(tmp_path: Path) -> None:
     again = Runner(suite, load_system("baseline", suite), options(tmp_path)).run(resume=first.run_dir)
     after = {json.loads(line)["case_id"]: line for line in journal.read_text().splitlines()}
     assert after == before
-    _, rows = load_run(again.run_dir)
+    _, rows = read_run(again.run_dir)
     assert sorted(rows["case_id"].unique()) == [f"c{i:03d}" for i in range(6)]
 
 
@@ -304,7 +304,7 @@ def test_the_summary_interval_is_clustered_by_case_over_repeats(tmp_path: Path) 
 
     suite = load_suite(make_suite(tmp_path, n=20))
     outcome = Runner(suite, load_system("baseline", suite), options(tmp_path, repeats=3)).run()
-    manifest, rows = load_run(outcome.run_dir)
+    manifest, rows = read_run(outcome.run_dir)
     r = clustered_pass_rate(case_verdicts(rows)).row(0, named=True)
     expected = f"95% CI {100 * r['ci_low']:.1f}%–{100 * r['ci_high']:.1f}%"
     assert expected in format_summary(manifest, rows)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
-from evalkit._results import CaseResult, Journal, load_run
+from evalkit._results import CaseResult, Journal, read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.suite import load_suite
@@ -79,7 +79,7 @@ def test_a_warm_rerun_answers_cached_cases_inline_and_calls_only_the_missing_one
     outcome = run("warm", system)
 
     assert len(server.requests_to(MESSAGES_ENDPOINT)) == n + 1  # only the missing answer was asked for
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     assert rows.get_column("case_id").n_unique() == n
     assert set(rows.filter(~rows["cache_hit"]).get_column("case_id")) == {missing.id}
     assert rows.get_column("status").unique().to_list() == ["pass"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evalkit._client import Client
-from evalkit._results import load_run
+from evalkit._results import read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.suite import load_suite
@@ -47,7 +47,7 @@ def test_a_run_in_worker_processes_matches_one_without(tmp_path: Path, billing_s
         outcome = runner.run()
         assert outcome.totals.done == len(suite.cases)
         frames.append(
-            load_run(outcome.run_dir)[1].sort("case_id").select("case_id", "status", "output", "cost_usd")
+            read_run(outcome.run_dir)[1].sort("case_id").select("case_id", "status", "output", "cost_usd")
         )
     assert frames[0].equals(frames[1])
     import gc
@@ -115,7 +115,7 @@ def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_comple
         options(tmp_path, "full", concurrency=8, processes=2, judge="off"),
     )
     outcome = runner.run()
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     errors = rows.filter(rows["case_status"] == "error")
     assert set(errors["case_id"].to_list()) == refused
     assert all("No space left" in e for e in errors["case_error"].to_list())
@@ -130,7 +130,7 @@ def test_a_cache_entry_that_cannot_be_written_leaves_an_error_that_resume_comple
     ).run(resume=outcome.run_dir)
     assert resumed.totals.done == len(refused) and resumed.totals.errors == 0
     assert len(server.requests_to("/v1/messages")) == len(refused)
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     assert rows.filter(rows["case_status"] == "error").height == 0
     assert rows["case_id"].n_unique() == len(suite.cases)
 
@@ -186,7 +186,7 @@ def test_judge_checks_run_in_the_workers_too(
         suite, load_system("claude", suite), options(tmp_path, "j", concurrency=4, processes=2, judge="on")
     )
     outcome = runner.run()
-    _, rows = load_run(outcome.run_dir)
+    _, rows = read_run(outcome.run_dir)
     judged = rows.filter(rows["check_kind"] == "judge")
     assert judged.height == len(suite.cases)
     assert set(judged["status"].to_list()) <= {"pass", "skipped"}, judged["error"].drop_nulls().to_list()[:2]
@@ -278,7 +278,7 @@ def test_workers_stop_when_the_run_is_killed_and_the_run_resumes(
     subprocess.run(
         [*args, "--resume", str(run_dir)], env=env, check=True, stdout=subprocess.DEVNULL, timeout=120
     )
-    _, rows = load_run(run_dir)
+    _, rows = read_run(run_dir)
     suite = load_suite(GOLDENS / "support-triage")
     assert rows.height == len(suite.cases) and rows["case_id"].n_unique() == len(suite.cases)
     asked: dict[str, int] = {}

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import evalkit.stats as stats
-from evalkit._results import load_run
+from evalkit._results import read_run
 from evalkit._runner import Runner, RunOptions
 from evalkit._systems import load_system
 from evalkit.errors import EvalkitError, GrainError
@@ -24,7 +24,7 @@ def invoice_rows(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
     suite = load_suite(GOLDENS / "invoice-extraction")
     options = RunOptions(out_root=tmp / "runs", cache_dir=tmp / "cache", progress=False)
     outcome = Runner(suite, load_system("baseline", suite), options).run()
-    return load_run(outcome.run_dir)[1]
+    return read_run(outcome.run_dir)[1]
 
 
 def test_invoice_baseline_pass_rate_is_per_case_not_per_check(invoice_rows: pl.DataFrame) -> None:
