@@ -36,15 +36,16 @@ class RunLike(Protocol):
 
 
 class RunFolder:
-    """A run directory, read the first time something is asked of it."""
+    """A run directory, read the first time something is asked of it (the front door's `Run` is one)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, suite: Suite | None = None) -> None:
         self.path = Path(path)
         if not (self.path / "manifest.json").is_file():
             raise EvalkitError(
                 f"{self.path}: not a run directory (no manifest.json); pass a folder under runs/ that "
                 "`evalkit run` or `ek.run` wrote"
             )
+        self._suite = suite
 
     @cached_property
     def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
@@ -54,15 +55,20 @@ class RunFolder:
 
     @property
     def manifest(self) -> Manifest:
+        """The run's manifest: suite and version, system, judge, cache, status, times."""
         return self._loaded[0]
 
-    @cached_property
+    @property
     def suite(self) -> Suite:
-        from evalkit.suite import load_suite
+        """The suite the run was of (loaded from the path the manifest records when not given)."""
+        if self._suite is None:
+            from evalkit.suite import load_suite
 
-        return load_suite(self.manifest.suite_path)
+            self._suite = load_suite(self.manifest.suite_path)
+        return self._suite
 
     def checks(self) -> pl.DataFrame:
+        """One row per (case, repeat, check): every check's verdict, score, detail and judge fields."""
         return self._loaded[1]
 
 

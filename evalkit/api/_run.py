@@ -9,48 +9,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._gate import DEFAULT_MAX_DROP
+from evalkit._results import RunFolder
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
     import polars as pl
 
     from evalkit._gate import GateOutcome
-    from evalkit._results import Manifest
     from evalkit.api._compare import RunComparison
     from evalkit.api._html import HTMLReport
     from evalkit.calibration import JudgeTrust
-    from evalkit.suite import Suite
 
 By = str | list[str] | None
 
 
-class Run:
+class Run(RunFolder):
     """A finished (or interrupted) run, read from its directory.
 
     Every frame is computed from ``results.parquet`` (or the journal) the first time it is asked for.
     """
 
-    def __init__(self, path: str | Path, *, suite: Suite | None = None) -> None:
-        self.path = Path(path)
-        if not (self.path / "manifest.json").is_file():
-            raise EvalkitError(
-                f"{self.path}: not a run directory (no manifest.json); pass a folder under runs/ that "
-                "`evalkit run` or `ek.run` wrote"
-            )
-        self._suite = suite
-
     # -- what the run was ---------------------------------------------------------------------------------
-
-    @cached_property
-    def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
-        from evalkit._results import read_run
-
-        return read_run(self.path)
-
-    @property
-    def manifest(self) -> Manifest:
-        """The run's manifest: suite and version, system, judge, cache, status, times."""
-        return self._loaded[0]
 
     @property
     def id(self) -> str:
@@ -61,23 +40,10 @@ class Run:
         return self.manifest.status
 
     @property
-    def suite(self) -> Suite:
-        """The suite the run was of (loaded from the path the manifest records when not given)."""
-        if self._suite is None:
-            from evalkit.suite import load_suite
-
-            self._suite = load_suite(self.manifest.suite_path)
-        return self._suite
-
-    @property
     def repeats(self) -> int:
         return self.manifest.repeats
 
     # -- frames ---------------------------------------------------------------------------------------------
-
-    def checks(self) -> pl.DataFrame:
-        """One row per (case, repeat, check): every check's verdict, score, detail and judge fields."""
-        return self._loaded[1]
 
     def verdicts(self) -> pl.DataFrame:
         """One row per (case, repeat): the case's verdict (pass, fail, error, not_scored), cost and latency."""
