@@ -8,6 +8,7 @@ import os
 import stat
 from pathlib import Path
 
+from evalkit._failpoints import reached
 from evalkit._fs import atomic_write_bytes
 from evalkit.errors import CacheError
 
@@ -59,6 +60,7 @@ def write_entry(path: Path, payload: bytes) -> None:
     if not _DIR_FD:
         if _is_link(path):
             raise symlink_error(path, path)
+        reached("cache:written")
         atomic_write_bytes(path, payload, durable=False)  # no fsync: a torn entry is detected and refetched
         return
     try:
@@ -94,6 +96,7 @@ def _write_in(dir_fd: int, path: Path, payload: bytes) -> None:
                 view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
+        reached("cache:written")
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

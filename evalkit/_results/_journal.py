@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from evalkit._failpoints import reached
 from evalkit._results._frame import frame_of, rows_of
 from evalkit._results._schema import CaseResult
 
@@ -43,6 +44,7 @@ class Journal:
         if not _free_to_redo(result) or now - self._flushed >= _FREE_FLUSH_S:
             self._fh.flush()
             self._flushed = now
+        reached("case:journalled")
         self.keys.append(result.key)
         rows = list(rows_of([result]))
         self._counts.append(len(rows))

@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from evalkit._failpoints import reached
 from evalkit._fs import atomic_write_bytes, atomic_write_text, atomic_writer
 from evalkit._results._frame import CHECK_ROW_SCHEMA, check_rows, frame_of, parquet_bytes, rows_of
 from evalkit._results._journal import Journal
@@ -99,6 +100,7 @@ class RunDir:
         the session's `journal`, its lines are not parsed again: their keys and rows are already known. Other
         lines are kept only if they are results (as `read_journal` reads them) and, given `run_id`, of this
         run: a line that is not would otherwise replace a case's real result."""
+        reached("finish:started")
         latest: dict[tuple[str, int], bytes] = {}
         session: list[bytes] = []  # this session's lines, whose keys `journal` knows
 
@@ -138,6 +140,7 @@ class RunDir:
         # written, and synced to disk, while the parquet is built: the two syncs overlap
         with _in_background(compact):
             self._write_parquet(latest, keys, new_keys, own, chunk)
+        reached("finish:parquet")
         return len(keys)
 
     def _write_parquet(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from evalkit._failpoints import reached
 from evalkit._results import CaseResult, Journal, Manifest, RunDir
 from evalkit._runner._batch import prefill
 from evalkit._runner._context import RunContext
@@ -149,6 +150,7 @@ class Runner:
             work.workers = self._fork(start, todo)
             # written while the workers' first calls are out: no result comes back before both are ready
             start.run.write_manifest(start.manifest)
+            reached("run:started")
             work.journal = Journal(start.run.journal_path)
             bar = progress_bar(
                 total=len(self.suite.cases) * start.manifest.repeats,
@@ -220,6 +222,8 @@ class Runner:
 
         A warm rerun then imports no SDK (0.7 s) and forks no workers; a call the sample missed is still made, by
         the threads of this process. A judge is taken to call."""
+        if not todo:
+            return False  # a resume with every case journalled only finishes the run directory
         if self.judge is not None:
             return True
         mode = self.cache.mode.value
