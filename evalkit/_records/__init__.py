@@ -1,6 +1,8 @@
-"""JSONL records: located reading and atomic writing, shared by the ratings and verdicts files."""
+"""JSONL records: the one codec, located reading and atomic writing, shared by every JSONL file evalkit keeps
+(cases, labels, ratings, verdicts)."""
 
 from evalkit._lazy import attach
+from evalkit._records._codec import DEEP_HINT, decode_line, encode_line, split_lines, strip_bom
 from evalkit._records._read import read_jsonl
 from evalkit._records._write import write_jsonl
 

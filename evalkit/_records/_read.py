@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evalkit._records._codec import decode_line, split_lines
 from evalkit.errors import Problem
+
+_ONE_PER_LINE = "write one JSON object per line"
 
 
 def read_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -34,21 +36,16 @@ def read_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int,
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(Problem(where, None, "file", f"cannot be read: {exc}", "save it as UTF-8 text"))
         return
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(split_lines(text), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(
-                Problem(
-                    where,
-                    number,
-                    "json",
-                    f"not valid JSON ({exc.msg} at column {exc.colno})",
-                    "write one JSON object per line",
-                )
-            )
+        obj, bad = decode_line(raw)
+        if bad is not None:
+            field, message, hint = bad
+            if message.startswith("invalid JSON: "):  # as records files have always said it
+                message, hint = f"not valid JSON ({message.removeprefix('invalid JSON: ')})", _ONE_PER_LINE
+            field = "json" if field == "(json)" else field  # a records file has no case fields to name
+            problems.append(Problem(where, number, field, message, hint))
             continue
         if not isinstance(obj, dict):
             problems.append(
@@ -57,7 +54,7 @@ def read_jsonl(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int,
                     number,
                     "json",
                     f"a {type(obj).__name__}, not an object",
-                    "write one JSON object per line",
+                    _ONE_PER_LINE,
                 )
             )
             continue

@@ -19,6 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from evalkit._hashing import content_hash
+from evalkit._records import DEEP_HINT as _DEEP_HINT
+from evalkit._records import decode_line, encode_line, strip_bom
 from evalkit.errors import Problem
 from evalkit.suite._checks import (
     CHECK_KINDS,
@@ -414,64 +416,10 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) for non-blank lines, numbering from 1."""
     with path.open("r", encoding="utf-8") as fh:
         for number, text in enumerate(fh, start=1):
+            if number == 1:
+                text = strip_bom(text)  # what Windows editors write
             if text.strip():
                 yield number, text
-
-
-class _LineError(ValueError):
-    def __init__(self, field: str, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.field, self.message, self.hint = field, message, hint
-
-
-_DEEP_HINT = (
-    "flatten the input: a case is data, not a parser test (nesting up to a few hundred levels is fine)"
-)
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _LineError(
-                key,
-                f"the key {key!r} appears twice in one object, and JSON keeps only the last",
-                "remove one of them",
-            )
-        obj[key] = value
-    return obj
-
-
-def _no_constant(name: str) -> Any:
-    raise _LineError(
-        "(json)",
-        f"{name} is not JSON (Python writes it, JSON parsers disagree on it)",
-        "write a number, or null, or the value as a string",
-    )
-
-
-def decode_line(text: str) -> tuple[Any, tuple[str, str, str] | None]:
-    """One JSONL line decoded strictly: (value, None), or (None, (field, what is wrong, what to do))."""
-    if text.startswith("\ufeff"):
-        return None, (
-            "(file)",
-            "the file starts with a byte order mark (BOM)",
-            "remove the BOM: save as UTF-8 without BOM",
-        )
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant), None
-    except _LineError as exc:
-        return None, (exc.field, exc.message, exc.hint)
-    except json.JSONDecodeError as exc:
-        return None, ("(json)", f"invalid JSON: {exc.msg} at column {exc.colno}", "one object per line")
-    except RecursionError:
-        return None, ("(json)", "nested too deeply to read", _DEEP_HINT)
-    except ValueError as exc:  # Python's limit on the digits of an integer
-        return None, (
-            "(json)",
-            f"a number too long to read ({str(exc).split(';')[0]})",
-            "write it as a string, or round it: no check compares thousands of digits",
-        )
 
 
 def read_cases(path: Path, display: str | None = None) -> tuple[list[tuple[int, Case]], list[Problem]]:
@@ -526,7 +474,7 @@ def read_cases(path: Path, display: str | None = None) -> tuple[list[tuple[int, 
 def cases_to_jsonl(cases: Iterable[Case]) -> str:
     """Serialise cases in stable (id) order, one multi-check-form object per line."""
     ordered = sorted(cases, key=lambda c: c.id)
-    return "".join(json.dumps(c.to_record(), ensure_ascii=False) + "\n" for c in ordered)
+    return "".join(encode_line(c.to_record()) + "\n" for c in ordered)
 
 
 def case_line(case: Case) -> str:

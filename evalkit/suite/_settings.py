@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from evalkit._records import strip_bom
 from evalkit.errors import Problem
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -205,7 +206,7 @@ def read_config(root: Path) -> ConfigRead:
     if not toml_path.exists():
         return ConfigRead(SuiteConfig(name=root.name))
     shown = str(toml_path)
-    text = toml_path.read_text(encoding="utf-8")
+    text = strip_bom(toml_path.read_text(encoding="utf-8"))  # what Windows editors write
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
