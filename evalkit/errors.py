@@ -155,11 +155,18 @@ class CacheError(EvalkitError):
 class CacheMiss(CacheError):
     """A replay-mode lookup found no entry: the run would need the API, which replay never calls."""
 
-    def __init__(self, key: str, path: Path, label: str | None = None) -> None:
+    def __init__(self, key: str, path: Path, label: str | None = None, elsewhere: str | None = None) -> None:
         self.key = key
         self.path = path
         self.label = label
         what = f"{label!r}" if label else f"key {key}"
+        if elsewhere is not None:  # the likeliest cause, so it comes first
+            super().__init__(
+                f"No cached response for {what} (expected at {path}). {elsewhere} The API's address is part "
+                "of every cache key, so this cache answers only requests to the server it was recorded "
+                "against: set ANTHROPIC_BASE_URL as it was when the cache was recorded, or record again."
+            )
+            return
         super().__init__(
             f"No cached response for {what} (expected at {path}). The cache is in replay mode, which never "
             "calls the API, and this request has not been recorded; a changed prompt, model, schema or "

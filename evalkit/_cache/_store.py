@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import threading
 import uuid
@@ -30,7 +32,7 @@ from evalkit._cache._keys import (
     sanitize_request,
 )
 from evalkit._cache._layout import CACHE_DIR_ENV, _os_error, default_cache_dir
-from evalkit._cache._origin import api_origin
+from evalkit._cache._origin import DEFAULT_BASE_URL, api_origin
 from evalkit._cache._stats import CacheStats, _Counters
 from evalkit._cache._write import write_entry
 from evalkit._fs import atomic_write_bytes
@@ -97,6 +99,28 @@ class ResponseCache:
         self.paid_batches: set[str] = set()
         """Message Batches whose responses the current run paid for: reading them back is not a saving."""
 
+    @functools.cached_property
+    def _recorded_origins(self) -> set[str]:
+        """The servers a sample of the cache's entries were recorded against (the default API as its URL)."""
+        found: set[str] = set()
+        for number, path in enumerate(self._directory.glob("*/*.json")):
+            if number >= 50:
+                break
+            try:
+                recorded = json.loads(path.read_bytes()).get("base_url")
+            except (OSError, ValueError, AttributeError):
+                continue
+            found.add(recorded if isinstance(recorded, str) else DEFAULT_BASE_URL)
+        return found
+
+    def _recorded_elsewhere(self) -> str | None:
+        """Why a replay misses when every sampled entry came from another server than the one asked now."""
+        now = api_origin(None) or DEFAULT_BASE_URL
+        recorded = self._recorded_origins
+        if not recorded or now in recorded:
+            return None
+        return f"The cache was recorded against {', '.join(sorted(recorded))}; this run asks {now}."
+
     def paid_for(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` came from one of ``paid_batches``: the run's cost, though read from the cache."""
         batch_id = entry.meta.get("batch_id")
@@ -150,7 +174,7 @@ class ResponseCache:
         except FileNotFoundError:
             self._counters.miss()
             if self._mode is CacheMode.REPLAY:
-                raise CacheMiss(key, path, label) from None
+                raise CacheMiss(key, path, label, self._recorded_elsewhere()) from None
             return None
         except _Corrupt as exc:
             self._counters.miss(corrupt=True)

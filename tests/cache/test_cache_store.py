@@ -162,6 +162,23 @@ def test_replay_miss_names_the_label_and_the_fix(tmp_path: Path) -> None:
         replay.get(key)
 
 
+def test_a_replay_under_another_base_url_says_where_the_cache_was_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8799")
+    store(ResponseCache(tmp_path))  # recorded against the local server
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    replay = ResponseCache(tmp_path, mode=CacheMode.REPLAY)
+    with pytest.raises(CacheMiss) as info:
+        replay.get(cache_key(ENDPOINT, make_request()), label="tri-007")
+    message = str(info.value)
+    assert "recorded against http://127.0.0.1:8799; this run asks https://api.anthropic.com" in message
+    assert "ANTHROPIC_BASE_URL" in message and "tri-007" in message
+    # asked under the address it was recorded against, the same request is found
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8799/")
+    assert ResponseCache(tmp_path, mode=CacheMode.REPLAY).get(cache_key(ENDPOINT, make_request())) is not None
+
+
 def test_refresh_ignores_existing_entries_and_overwrites(tmp_path: Path) -> None:
     key = store(ResponseCache(tmp_path))
     refresh = ResponseCache(tmp_path, mode="refresh")
