@@ -28,6 +28,38 @@ def _open_temp(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"could not create a temporary file beside {path}")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive, and not ours to judge
+        return True
+    return True
+
+
+def sweep_temps(path: Path) -> int:
+    """Remove the temp files a killed writer of `path` left beside it (their process is gone); return how many.
+
+    A write that is killed between making its temp file and renaming it leaves ``.<name>.<pid>-<n>.tmp``; a
+    later write of the same file takes them away, so kills do not pile files up."""
+    prefix, removed = f".{path.name}.", 0
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid_text = name[len(prefix) : -len(".tmp")].partition("-")[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _alive(int(pid_text)):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed += 1
+    return removed
+
+
 @contextlib.contextmanager
 def _replacing(path: Path) -> Iterator[int]:
     """A temp file's descriptor, for the block to write and close; the file then replaces `path`, or is removed
@@ -54,6 +86,8 @@ def atomic_writer(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
         fh.flush()
         if durable:
             os.fsync(fh.fileno())
+    if durable:  # a cache entry (not durable) is written too often to look around each time
+        sweep_temps(Path(path))
 
 
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
@@ -67,6 +101,8 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)
+    if durable:
+        sweep_temps(Path(path))
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -72,3 +72,31 @@ def test_files_are_readable_by_others_under_the_usual_umask(tmp_path: Path) -> N
     finally:
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_temp_files_of_killed_writers_are_swept_by_the_next_write(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "labels-ana.jsonl"
+    code = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from evalkit._fs import atomic_writer\n"
+        "with atomic_writer(Path(sys.argv[1])) as fh:\n"
+        "    fh.write(b'half a save')\n"
+        "    fh.flush()\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    for _ in range(3):  # three saves killed mid-write
+        done = subprocess.run([sys.executable, "-c", code, str(target)], check=False)
+        assert done.returncode == -signal.SIGKILL
+    assert len(temps(tmp_path)) == 3 and not target.exists()
+    live = tmp_path / f".{target.name}.{os.getppid()}-0.tmp"  # a writer still running: left alone
+    other = tmp_path / ".other.jsonl.1-0.tmp"  # another file's: not this write's business
+    live.write_bytes(b"")
+    other.write_bytes(b"")
+    fsutil.atomic_write_text(target, "saved\n")
+    assert target.read_text() == "saved\n"
+    assert temps(tmp_path) == sorted([live.name, other.name])
