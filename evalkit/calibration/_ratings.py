@@ -107,6 +107,7 @@ def read_ratings(*paths: str | Path) -> pl.DataFrame:
     seen: dict[tuple[str, str, str | None], str] = {}
     for path in paths:
         where = str(path)
+        found, before = len(rows), len(problems)
         for line, obj in read_jsonl(path, problems):
             if not _check(obj, where, line, problems):
                 continue
@@ -139,6 +140,8 @@ def read_ratings(*paths: str | Path) -> pl.DataFrame:
                     "line": line,
                 }
             )
+        if len(rows) == found and len(problems) == before:
+            problems.append(Problem(where, None, "file", "holds no ratings", "write one rating per line"))
     if problems:
         raise RecordsError(problems)
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)

@@ -26,7 +26,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--out", required=True, metavar="FILE", help="labels file to write (required; must not exist)"
     )
     p.add_argument(
-        "--rater", default="reviewer", metavar="NAME", help="who will label them (default reviewer)"
+        "--rater",
+        type=_name,
+        default="reviewer",
+        metavar="NAME",
+        help="who will label them (default reviewer)",
     )
     p.add_argument(
         "--check", default=None, metavar="NAME", help="only this judged check (default: every one)"
@@ -34,11 +38,31 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.set_defaults(func=run)
 
 
+def _name(text: str) -> str:
+    """--rater: a name with something in it (it goes into every label the file holds)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a name, e.g. --rater ana (it is written into every label)")
+    return text.strip()
+
+
 def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from evalkit.api import load_run
     from evalkit.calibration import review_sample, write_review_sample
+    from evalkit.errors import EvalkitError
 
     loaded = load_run(args.run)
+    if args.check is not None:
+        rows = loaded.checks()
+        judged = sorted(
+            set(rows.filter(pl.col("check_kind") == "judge").get_column("check_name").drop_nulls())
+        )
+        if args.check not in judged:
+            raise EvalkitError(
+                f"run {loaded.id} has no judged check named {args.check!r}; its judged checks are "
+                f"{', '.join(judged) if judged else 'none'} (or leave out --check for every one)"
+            )
     sample = review_sample(loaded, args.n, seed=args.seed, check=args.check)
     path = write_review_sample(sample, args.out, rater=args.rater)
     total = sum(s.size for s in sample.strata)

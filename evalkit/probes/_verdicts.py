@@ -87,6 +87,7 @@ def read_verdicts(*paths: str | Path) -> pl.DataFrame:
     seen: dict[tuple[str, str, str], str] = {}
     for path in paths:
         where = str(path)
+        found, before = len(rows), len(problems)
         for line, obj in read_jsonl(path, problems):
             if not _check(obj, where, line, problems):
                 continue
@@ -104,6 +105,8 @@ def read_verdicts(*paths: str | Path) -> pl.DataFrame:
                 continue
             seen[key] = f"{where}:{line}"
             rows.append({**{k: obj[k] for k in _FIELDS}, "file": where, "line": line})
+        if len(rows) == found and len(problems) == before:
+            problems.append(Problem(where, None, "file", "holds no verdicts", "write one verdict per line"))
     if problems:
         raise RecordsError(problems)
     return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)

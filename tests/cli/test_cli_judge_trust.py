@@ -155,6 +155,30 @@ def test_review_sample_writes_unlabelled_entries(
     assert "exists" in capsys.readouterr().err
 
 
+def test_review_sample_says_what_is_wrong_with_its_options(
+    run: ek.Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "review.jsonl"
+    with pytest.raises(SystemExit) as usage:
+        main(["review", "sample", str(run.path), "--out", str(out), "--rater", " "])
+    assert usage.value.code == 2 and "give a name" in capsys.readouterr().err
+    assert main(["review", "sample", str(run.path), "--out", str(out), "--check", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no judged check named 'nope'" in err and "faithfulness" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_an_empty_ratings_or_verdicts_file_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert main(["agreement", str(empty)]) == 2
+    assert f"{empty}: file: holds no ratings" in capsys.readouterr().err
+    assert main(["probe", "position", str(empty)]) == 2
+    assert f"{empty}: file: holds no verdicts" in capsys.readouterr().err
+
+
 def test_ratings_written_by_the_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [
         {"item": f"i{i}", "rater": r, "value": bool(i % 2) if r == "a" else i % 3 == 0}
