@@ -8,7 +8,7 @@ that sits inside the noise looks like one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import altair as alt
 import polars as pl
@@ -158,8 +158,20 @@ def cost_latency_chart(by_run: pl.DataFrame, title: str = "Cost and latency") ->
     )
 
 
+def _no_line_separators(value: Any) -> Any:
+    """`value` with U+2028 and U+2029 in its strings made spaces: Vega parses the values it sorts and filters
+    on as script, where they end a line (a slice named with one broke the whole report)."""
+    if isinstance(value, str):
+        return value.replace("\u2028", " ").replace("\u2029", " ")
+    if isinstance(value, list):
+        return [_no_line_separators(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _no_line_separators(v) for k, v in value.items()}
+    return value
+
+
 def to_svg(chart: AnyChart) -> str:
     """Render a chart to an SVG string offline (vl-convert), ready to inline in HTML."""
     import vl_convert
 
-    return str(vl_convert.vegalite_to_svg(chart.to_dict()))
+    return str(vl_convert.vegalite_to_svg(_no_line_separators(chart.to_dict())))
