@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -107,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        code = _main(args)
+        with _safe_stdout():
+            code = _main(args)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -117,6 +119,46 @@ def main(argv: Sequence[str] | None = None) -> int:
             code
         )  # the program itself (console script, python -m evalkit.cli), never a caller's main([...])
     return code
+
+
+# what a terminal would act on rather than show: C0 controls but tab and newline, DEL, C1 controls, and the
+# bidirectional overrides; a label's reason or a slice name holding "\x1b[2J" must not clear the screen
+_UNSAFE = {
+    cp: f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}"
+    for cp in [*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+    if cp not in (0x09, 0x0A)
+}
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with what a terminal would act on shown as escapes (``\\x1b``), so user text cannot move the
+    cursor, clear the screen or reorder a line."""
+    return text.translate(_UNSAFE)
+
+
+class _SafeStream:
+    """A text stream whose writes go through `terminal_safe`: the command's output, with user text in it."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _safe_stdout() -> Iterator[None]:
+    previous = sys.stdout
+    sys.stdout = _SafeStream(previous)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _SafeStream):
+            sys.stdout = previous
 
 
 def _exit_now(code: int) -> None:
@@ -147,17 +189,17 @@ def _main(args: argparse.Namespace) -> int:
         return int(args.func(args))
     except SuiteValidationError as exc:
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            print(terminal_safe(str(problem)), file=sys.stderr)
         print(f"\n{len(exc.problems)} problem(s); nothing was run. Fix them and run again.", file=sys.stderr)
         return EXIT_USAGE
     except CallError as exc:
-        print(f"evalkit: error: an API call failed ({exc})", file=sys.stderr)
+        print(terminal_safe(f"evalkit: error: an API call failed ({exc})"), file=sys.stderr)
         return EXIT_USAGE
     except CheckError:
         # a run records a check's error as that check's result: one that gets this far is a bug, shown as one
         raise
     except EvalkitError as exc:
-        print(f"evalkit: error: {exc}", file=sys.stderr)
+        print(terminal_safe(f"evalkit: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`evalkit ... | head`): not an error of ours, and nothing more to say

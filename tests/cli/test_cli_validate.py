@@ -6,8 +6,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from evalkit.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -163,3 +166,19 @@ def test_a_default_system_file_given_from_the_suite_folder_is_the_same_system(tm
     (suite / "sys" / "x.py").write_text("def predict(input):\n    return input\n")
     assert same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", suite)
     assert not same_system("sys/x.py:predict", f"{suite}/sys/x.py:predict", None) or Path.cwd() == suite
+
+
+def test_user_text_cannot_drive_the_terminal(
+    make_suite: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a slice name and an output holding escape sequences are shown as escapes, not acted on by the terminal
+    cases = [
+        {"id": "a", "input": "x\x1b[2J", "expected": "y", "grader": "exact", "slice": "evil\x1b[31m\u202e"}
+    ]
+    suite = make_suite(
+        cases, name="esc", prompt=None, files={"baseline.py": "def predict(x):\n    return x\n"}
+    )
+    assert main(["run", str(suite), "--system", "baseline", "-q", "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "evil\\x1b[31m\\u202e" in out and "\\x1b[2J" in out
