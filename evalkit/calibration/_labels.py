@@ -6,7 +6,9 @@
  "reason": "...", "rater": "ana", "date": "2026-11-29"}
 ```
 
-A label belongs to one output (its hash): when the system's output changes, the label no longer applies.
+A label belongs to one output (its hash): when the system's output changes, the label no longer applies. A file
+is a log: a later line for the same (case, check, output) and rater replaces an earlier one, so a labeller appends
+one line per action and two labellers on one file lose nothing.
 ``passed`` null with ``skipped`` true is a skip (looked at, no verdict); ``passed`` null alone is not labelled
 yet (only some criteria are); a criterion's ``met`` null is not labelled yet.
 """
@@ -20,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit._records import read_jsonl, write_jsonl
+from evalkit._records import append_jsonl, locked, mend_tail, read_jsonl, write_jsonl
 from evalkit.errors import Problem, RecordsError
 
 LabelKey = tuple[str, str, str]
@@ -83,12 +85,11 @@ def read_labels(path: str | Path) -> list[Label]:
     Returns
     -------
     list[Label]
-        The labels. Raises `RecordsError` listing every bad line (file:line, field, what to do), and a
-        second label of one rater for the same (case, check, output) naming both lines.
+        The labels, one per (case, check, output) and rater: a later line replaces an earlier one (the file is a
+        log of actions). Raises `RecordsError` listing every bad line (file:line, field, what to do).
     """
     problems: list[Problem] = []
-    labels: list[Label] = []
-    seen: dict[tuple[LabelKey, str], int] = {}
+    latest: dict[tuple[LabelKey, str], Label] = {}
     where = str(path)
     for line, obj in read_jsonl(path, problems):
         try:
@@ -96,23 +97,10 @@ def read_labels(path: str | Path) -> list[Label]:
         except ValidationError as exc:
             problems.extend(_problems(exc, where, line))
             continue
-        first = seen.setdefault((label.key, label.rater), line)
-        if first != line:
-            problems.append(
-                Problem(
-                    where,
-                    line,
-                    "case_id",
-                    f"{label.rater} already labelled {label.case_id} / {label.check} / {label.output_hash} "
-                    f"on line {first}",
-                    "keep one of the two lines",
-                )
-            )
-            continue
-        labels.append(label)
+        latest[(label.key, label.rater)] = label
     if problems:
         raise RecordsError(problems)
-    return labels
+    return list(latest.values())
 
 
 def write_labels(path: str | Path, labels: Iterable[Label]) -> Path:
@@ -165,29 +153,51 @@ def labels_to_ratings(
     return rows
 
 
-class LabelsFile:
-    """A labels file being written one action at a time: every change is saved at once, atomically.
+_COMPACT_AT = 200
+"""Lines in a labels file before a save may compact it (when most of them are replaced labels)."""
 
-    Closing a notebook loses nothing, and opening the same file again resumes where it stopped.
+
+class LabelsFile:
+    """A labels file being written one action at a time: each action is appended as one line and synced.
+
+    Closing a notebook loses nothing, and opening the same file again resumes where it stopped. Two labellers on
+    one file (two raters, or one rater in two notebooks) each append under the file's lock, so no saved action
+    is lost; the file is compacted (one line per label) once replaced lines outnumber the labels.
     """
 
     def __init__(self, path: str | Path, *, rater: str) -> None:
         self.path = Path(path)
         self.rater = rater
         self._labels: dict[tuple[LabelKey, str], Label] = {}
+        self._lines = 0
         if self.path.exists():
-            for label in read_labels(self.path):
-                self._labels[(label.key, label.rater)] = label
+            with locked(self.path):
+                mend_tail(self.path)  # a save killed mid-line left a torn tail: that action was never saved
+            self._reload()
+
+    def _reload(self) -> None:
+        self._labels = {(label.key, label.rater): label for label in read_labels(self.path)}
+        self._lines = self.path.read_bytes().count(b"\n")
 
     def get(self, key: LabelKey) -> Label | None:
         """This rater's label of `key`, if any."""
         return self._labels.get((key, self.rater))
 
     def put(self, label: Label) -> None:
-        """Record `label` (replacing this rater's earlier one for the same output) and save the file."""
-        self._labels[(label.key, label.rater)] = label
+        """Record `label` (replacing this rater's earlier one for the same output): one line appended, synced."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_labels(self.path, self._labels.values())
+        append_jsonl(self.path, _written(label))
+        self._labels[(label.key, label.rater)] = label
+        self._lines += 1
+        if self._lines > max(_COMPACT_AT, 2 * len(self._labels)):
+            self.compact()
+
+    def compact(self) -> None:
+        """Rewrite the file with one line per label (every rater's, the latest of each), under its lock."""
+        with locked(self.path):
+            mend_tail(self.path)
+            write_labels(self.path, read_labels(self.path))
+        self._reload()
 
     def labels(self, *, rater: str | None = None) -> list[Label]:
         """Every label in the file (of one rater, when given)."""
