@@ -105,8 +105,8 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
     """Per-slice paired comparison of B against A (``compare_runs`` on each slice's cases).
 
     A case's slice is the one run B gives it (A's when B lacks the case). Columns: slice, n, rate_a,
-    rate_b, diff, se, ci_low, ci_high (clipped to the changes B's rate allows), pass_to_fail, fail_to_pass, mcnemar_p,
-    significant (McNemar's exact test at the comparison's alpha).
+    rate_b, diff, se, ci_low, ci_high (the slice's own ``compare_runs`` interval, inside [-1, 1]), pass_to_fail,
+    fail_to_pass, mcnemar_p, significant (McNemar's exact test at the comparison's alpha).
     """
     own = verdicts.filter(pl.col("run_id") == run_b).select("case_id", "slice").unique("case_id")
     other = verdicts.filter((pl.col("run_id") == run_a) & pl.col("slice").is_not_null())
@@ -124,9 +124,10 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
                 "rate_b": c.rate_b,
                 "diff": c.diff,
                 "se": c.se,
-                # a t interval on a small slice can run past what the change can be: B's rate lies in [0, 1]
-                "ci_low": max(c.ci_low, -c.rate_a) if c.ci_low == c.ci_low else c.ci_low,
-                "ci_high": min(c.ci_high, 1.0 - c.rate_a) if c.ci_high == c.ci_high else c.ci_high,
+                # Bounded only where a change of rates ends, -1 and +1: the observed rate_a is an estimate, and
+                # clipping at -rate_a / 1 - rate_a cost small slices' intervals their coverage (docs/statistics.md).
+                "ci_low": _within_one(c.ci_low),
+                "ci_high": _within_one(c.ci_high),
                 "pass_to_fail": c.only_a,
                 "fail_to_pass": c.only_b,
                 "mcnemar_p": c.mcnemar_exact_p,
@@ -144,6 +145,11 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
         .filter(pl.col("n") > 0)
         .sort("slice")
     )
+
+
+def _within_one(x: float) -> float:
+    """x inside [-1, 1]; NaN (no interval) as it is."""
+    return x if x != x else min(max(x, -1.0), 1.0)
 
 
 def moved_slices(slices: pl.DataFrame) -> pl.DataFrame:

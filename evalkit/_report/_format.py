@@ -16,16 +16,44 @@ def pct(x: Any, digits: int = 1) -> str:
     return "n/a" if is_nan(x) else f"{100 * float(x):z.{digits}f}%"
 
 
-def pts(x: Any, digits: int = 1) -> str:
-    """A difference of proportions in percentage points, signed."""
+def pts(x: Any, digits: int = 1, *, signed: bool = True) -> str:
+    """A difference of proportions in percentage points: signed for a change, unsigned (``signed=False``) for a
+    spread such as a standard deviation, which has no direction."""
     # "z": a change that rounds to zero reads +0.0, never -0.0
-    return "n/a" if is_nan(x) else f"{100 * float(x):+z.{digits}f} pts"
+    sign = "+" if signed else ""
+    return "n/a" if is_nan(x) else f"{100 * float(x):{sign}z.{digits}f} pts"
 
 
-def pval(p: Any) -> str:
+def pval(p: Any, *, alpha: float | None = None, digits: int = 2) -> str:
+    """A p-value with `digits` significant digits, or as many more as it takes for the printed value to stand on
+    the same side of every level a reader may hold it against as the p-value itself.
+
+    The levels are `alpha` and every number of one significant digit (0.05, 0.01, 0.001, 0.2, ...): 0.0498
+    prints 0.0498, not 0.05, which would read as not below 0.05.
+
+    >>> pval(0.0498), pval(0.0502), pval(0.375, digits=3), pval(0.000999), pval(0.0249, alpha=0.025)
+    ('0.0498', '0.05', '0.375', '9.99e-04', '0.0249')
+    """
     if is_nan(p):
         return "n/a"
-    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+    p = float(p)
+    text = ""
+    for shown_digits in range(digits, 18):
+        text = f"{p:.{shown_digits}g}" if p >= 0.001 else f"{p:.{shown_digits - 1}e}"
+        if _same_side(float(text), p, alpha):
+            break
+    return text
+
+
+def _same_side(shown: float, p: float, alpha: float | None) -> bool:
+    """Whether `shown` compares with alpha and with every one-significant-digit level as `p` does."""
+    if alpha is not None and (shown < alpha) != (p < alpha):
+        return False
+    # Rounding carries p across a level only by landing on it (a level strictly between p and its rounding
+    # would be a closer rounding). Landing on it from below reads as "not below the level"; from above, as
+    # "not below" too, which is true.
+    on_level = float(f"{shown:.0e}") == shown
+    return not (on_level and p < shown)
 
 
 def money(x: Any) -> str:

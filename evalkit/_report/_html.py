@@ -234,17 +234,20 @@ def _headline(report: Report) -> str:
 def _slices_section(report: Report) -> str:
     rates = report.slice_rates
     chart = _inline_svg(_slice_chart(report))
+    # with repeats the case is the unit: count cases, not case x repeat rows
+    repeated = report.repeats > 1
     rows = [
         [
             _e(r["slice"]),
-            str(r["n"]),
+            str(r["n_cases"] if repeated else r["n"]),
             pct(r["rate"]),
             f"{pct(r['ci_low'])}–{pct(r['ci_high'])}",
             str(r["errors"]),
         ]
         for r in rates.sort("slice").iter_rows(named=True)
     ]
-    table = _table(["slice", "scored", "pass rate", "95% CI", "errors"], rows, {1, 2, 4})
+    scored = f"scored cases ({report.repeats} repeats each)" if repeated else "scored"
+    table = _table(["slice", scored, "pass rate", "95% CI", "errors"], rows, {1, 2, 4})
     return f'<h2>Pass rate by slice</h2><div class="chart">{chart}</div>{table}'
 
 
@@ -371,8 +374,8 @@ def _noise_section(report: Report) -> str:
         return ""
     rows = [
         ["repeats", str(n["repeats"])],
-        ["sd of the pass rate across repeats", pts(n["sd_repeat_rates"]).lstrip("+")],
-        ["sd one pass should show from within-case noise alone", pts(n["sd_expected"]).lstrip("+")],
+        ["sd of one repeat's pass rate across repeats", pts(n["sd_repeat_rates"], signed=False)],
+        ["sd one pass should show from within-case noise alone", pts(n["sd_expected"], signed=False)],
         ["mean flip rate (share of repeat pairs that disagree)", pct(n["mean_flip_rate"])],
         [
             "flaky cases (passed some repeats, failed others)",
@@ -383,9 +386,15 @@ def _noise_section(report: Report) -> str:
     if report.flaky:
         names = ", ".join(f"<code>{_e(x)}</code>" for x in report.flaky)
         flaky = f"<p>Flaky cases (the verdict differs across repeats): {names}</p>"
+    r = int(n["repeats"])
+    # the sd is of one repeat's rate; the pass rate above averages r of them, which moves sqrt(r) times less
+    average = pts(n["sd_repeat_rates"] / r**0.5, signed=False) if not is_nan(n["sd_repeat_rates"]) else "n/a"
     return (
-        "<h2>Noise floor</h2><p>How much this unchanged system moves between repeats: a change smaller "
-        f"than this is not a change.</p>{_table(['', 'value'], rows, {1})}{flaky}"
+        "<h2>Noise floor</h2><p>How much this unchanged system's pass rate moves from one repeat (one pass over "
+        f"the suite) to the next. The pass rate above averages {r} repeats: from repeat noise alone its sd is "
+        f"about &radic;{r} times smaller, {average}. Whether a change against a baseline is more than noise is "
+        "for the change's interval to say, not these figures.</p>"
+        f"{_table(['', 'value'], rows, {1})}{flaky}"
     )
 
 

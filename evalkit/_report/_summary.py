@@ -109,11 +109,14 @@ def format_summary(
     width = max(12, *(len(s) for s in per_slice["slice"].to_list()))
     waiting = bool(overall["not_scored"])
     extra = f"  {'await judge':>11}" if waiting else ""
-    lines.append(f"  {'slice':<{width}}  {'n':>4}  {'pass':>6}  {'95% CI':<13}{extra}".rstrip())
+    # n counts scored cases: with repeats a case's rows are one unit, not several (the interval is clustered)
+    n_col = "n_cases" if repeats > 1 else "n"
+    each = f"  (n: cases, {repeats} repeats each)" if repeats > 1 else ""
+    lines.append(f"  {'slice':<{width}}  {'n':>4}  {'pass':>6}  {'95% CI':<13}{extra}{each}".rstrip())
     for r in per_slice.iter_rows(named=True):
         ci = f"{_pct(r['ci_low']).strip()}–{_pct(r['ci_high']).strip()}" if r["n"] else ""
         extra = f"  {r['not_scored']:>11}" if waiting else ""
-        lines.append(f"  {r['slice']:<{width}}  {r['n']:>4}  {_pct(r['rate'])}  {ci:<13}{extra}".rstrip())
+        lines.append(f"  {r['slice']:<{width}}  {r[n_col]:>4}  {_pct(r['rate'])}  {ci:<13}{extra}".rstrip())
     lines.append("")
     by_check = (
         rows.group_by("check_kind", "tier")

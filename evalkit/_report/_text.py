@@ -120,7 +120,7 @@ def format_report(
         o, n = report.overall, report.noise
         lines.append(
             f"  {report.repeats} repeats: clustered by case, pass rate {pct(o['rate'])} 95% CI "
-            f"{pct(o['ci_low'])}–{pct(o['ci_high'])}; repeat-to-repeat sd {pts(n['sd_repeat_rates'])}, "
+            f"{pct(o['ci_low'])}–{pct(o['ci_high'])}; repeat-to-repeat sd {pts(n['sd_repeat_rates'], signed=False)}, "
             f"{plural(int(n['flaky_cases']), 'flaky case')}"
         )
         if report.flaky:

@@ -77,6 +77,8 @@ def _trust_line(run: Run) -> str:
 
 def comparison_card(cmp: RunComparison) -> str:
     """The paired change in a line, with what may explain it."""
+    from evalkit._report import pval
+
     s = cmp.summary()
     diff = (
         "–"
@@ -87,7 +89,7 @@ def comparison_card(cmp: RunComparison) -> str:
         f"<div><code>{_e(s['run_b'])}</code> against <code>{_e(s['run_a'])}</code>, {s['n']} shared cases</div>"
         f"<div><b>{_pct(s['rate_b'])}</b> vs {_pct(s['rate_a'])}: {diff}</div>"
         f"<div>{s['pass_to_fail']} pass→fail, {s['fail_to_pass']} fail→pass · McNemar exact p "
-        f"{s['mcnemar_p']:.3g}</div>"
+        f"{pval(s['mcnemar_p'], digits=3)}</div>"
         + "".join(f'<div style="color:#a40">{_e(w)}</div>' for w in cmp.warnings())
     )
     return _CARD.format(body=body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalkit._report import pval
 from evalkit.probes._effects import AttackRate
 from evalkit.probes._live_position import LivePosition
 from evalkit.probes._live_rubric import InjectionProbe, VerbosityProbe, _About
@@ -41,7 +42,8 @@ def _header(name: str, about: _About) -> list[str]:
 def _significance(p: float | None) -> str:
     if p is None:
         return "no verdict changed: no effect seen"
-    return f"McNemar exact p = {p:.3g}" + (" (significant at 5%)" if p < 0.05 else " (not significant at 5%)")
+    shown = pval(p, alpha=0.05, digits=3)
+    return f"McNemar exact p = {shown}" + (" (significant at 5%)" if p < 0.05 else " (not significant at 5%)")
 
 
 def format_verbosity(p: VerbosityProbe) -> str:

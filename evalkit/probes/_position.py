@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from evalkit._report import pval
 from evalkit.errors import EvalkitError
 from evalkit.probes._paired import difference_interval, mcnemar_exact_p
 from evalkit.probes._verdicts import read_verdicts
@@ -134,17 +135,22 @@ def _ci(ci: Interval | None) -> str:
     return "" if ci is None else f" [{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
 
 
+def _ci_points(ci: Interval | None) -> str:
+    """The interval of a difference of rates, in signed points as the difference itself."""
+    return "" if ci is None else f" [{100 * ci[0]:+z.1f}, {100 * ci[1]:+z.1f}]"
+
+
 def format_position(p: PositionProbe) -> str:
     """A few terminal lines for `p`."""
     bias = "—" if p.position_bias is None else f"{100 * p.position_bias:+z.1f} points"
-    pval = "" if p.position_bias_p is None else f", McNemar exact p = {p.position_bias_p:.3g}"
+    p_text = "" if p.position_bias_p is None else f", McNemar exact p = {pval(p.position_bias_p, digits=3)}"
     return "\n".join(
         [
             f"Position probe, judge {p.judge}",
             f"  consistent in both orders: {_pct(p.consistency)}{_ci(p.consistency_ci)} of {p.pairs} items (Wilson)",
             f"  winner shown first {_pct(p.first_position_rate)}, second {_pct(p.second_position_rate)}, "
             f"tie {_pct(p.tie_rate)}",
-            f"  position bias: {bias}{_ci(p.position_bias_ci)} on {p.decisive_pairs} items (Newcombe){pval}",
+            f"  position bias: {bias}{_ci_points(p.position_bias_ci)} on {p.decisive_pairs} items (Newcombe){p_text}",
             f"  missing verdicts: {p.missing}",
         ]
     )

@@ -74,7 +74,8 @@ def test_position_probe_prints_as_before() -> None:
         "Position probe, judge j\n"
         "  consistent in both orders: 37.5% [13.7%, 69.4%] of 8 items (Wilson)\n"
         "  winner shown first 58.8%, second 29.4%, tie 11.8%\n"
-        "  position bias: +42.9 points [-14.4%, 75.7%] on 7 items (Newcombe), McNemar exact p = 0.375\n"
+        # a difference and its interval both in points ("+42.9 points [-14.4%, 75.7%]" mixed the two)
+        "  position bias: +42.9 points [-14.4, +75.7] on 7 items (Newcombe), McNemar exact p = 0.375\n"
         "  missing verdicts: 1"
     )
     js = p.to_json()
