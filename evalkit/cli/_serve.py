@@ -28,6 +28,15 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _size(text: str) -> int:
+    from evalkit.testing.server import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_parser(subparsers: Any) -> None:
     """Add ``serve`` to the ``evalkit`` command's subparsers."""
     p = subparsers.add_parser(
@@ -65,6 +74,19 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--itpm", type=_positive_int, help="input tokens per minute, enforced like the API")
     p.add_argument("--latency", type=float, default=0.0, help="seconds before each reply (default 0)")
     p.add_argument("--no-auth", action="store_true", help="accept requests without an API key")
+    p.add_argument(
+        "--max-body",
+        type=_size,
+        metavar="SIZE",
+        help="the largest request body, in bytes or with a unit (512KiB, 32MiB, 1GB); a larger one is answered "
+        "413 request_too_large (default: 32MiB, the API's own limit)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        metavar="N",
+        help="the most connections served at once; more wait their turn (default: 256)",
+    )
     p.set_defaults(func=run)
 
 
@@ -76,6 +98,7 @@ def build_server(args: argparse.Namespace) -> Any:
         RateLimits,
         RulesFile,
         RulesResponder,
+        ServerLimits,
         load_rules_file,
     )
 
@@ -100,6 +123,13 @@ def build_server(args: argparse.Namespace) -> Any:
         judge=judge,
         simulated=True,
         rate_limits=RateLimits(rpm=args.rpm or rules.rpm, itpm=args.itpm or rules.itpm),
+        limits=ServerLimits(
+            **{
+                name: value
+                for name, value in (("max_body", args.max_body), ("max_connections", args.max_connections))
+                if value is not None
+            }
+        ),
     )
 
 
@@ -128,13 +158,16 @@ def run(args: argparse.Namespace) -> int:
         what += ", limits " + ", ".join(
             f"{n} {v}" for n, v in (("rpm", limits.rpm), ("itpm", limits.itpm)) if v
         )
-    print(server.base_url, flush=True)
-    print(
-        f"serving with {what}; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",
-        file=sys.stderr,
-        flush=True,
-    )
-    try:
+    try:  # (from here on, Ctrl-C stops the server however soon it comes)
+        warning = server.exposure_warning()
+        if warning is not None:
+            print(f"evalkit serve: {warning}", file=sys.stderr, flush=True)
+        print(server.base_url, flush=True)
+        print(
+            f"serving with {what}; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",
+            file=sys.stderr,
+            flush=True,
+        )
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

@@ -7,6 +7,13 @@ from evalkit._lazy import INTERNAL, attach
 
 if INTERNAL:
     from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan
+    from evalkit.testing.server._limits import (
+        MAX_JSON_DEPTH,
+        ServerLimits,
+        max_number_digits,
+        parse_size,
+        reaches_beyond_loopback,
+    )
     from evalkit.testing.server._log import RequestRecord
     from evalkit.testing.server._main import main
     from evalkit.testing.server._rate_limits import RateLimits

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 
 from evalkit.testing.server._faults import FAULT_KINDS, FaultKind, FaultPlan, normalise_fault
+from evalkit.testing.server._limits import ServerLimits, parse_size
 from evalkit.testing.server._replies import DEFAULT_TEXT, PINNED_MODEL_IDS
 from evalkit.testing.server._server import LocalAnthropicServer
 from evalkit.testing.server._simulated_judge import SimulatedJudge
@@ -62,6 +63,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed for which requests fail, and how (default: 0)"
     )
+    _add_limit_arguments(parser)
     args = parser.parse_args(argv)
     if not 0.0 <= args.fault_rate <= 1.0:  # (also false for nan)
         parser.error(f"--fault-rate: must be from 0 to 1, got {args.fault_rate:g}")
@@ -79,6 +81,39 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _connections(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number above 0, got {text!r}")
+    return int(text)
+
+
+def _add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--max-body`` and ``--max-connections``."""
+    default = ServerLimits()
+    parser.add_argument(
+        "--max-body",
+        type=_size,
+        default=default.max_body,
+        metavar="SIZE",
+        help="the largest request body, in bytes or with a unit (512KiB, 32MiB, 1GB); a larger one is answered "
+        "413 request_too_large (default: 32MiB, the API's own limit)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=_connections,
+        default=default.max_connections,
+        metavar="N",
+        help=f"the most connections served at once; more wait their turn (default: {default.max_connections})",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve a local Anthropic-compatible API until Ctrl-C; returns the exit code (2 for bad usage)."""
     args = _parse_args(argv)
@@ -92,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         judge=SimulatedJudge() if args.judge == "simulated" else None,
         host=args.host,
         port=args.port,
+        limits=ServerLimits(max_body=args.max_body, max_connections=args.max_connections),
     )
     try:
         server.start()
@@ -102,13 +138,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    print(server.base_url, flush=True)
-    print(
-        f"serving; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",
-        file=sys.stderr,
-        flush=True,
-    )
-    try:
+    try:  # (from here on, Ctrl-C stops the server however soon it comes)
+        warning = server.exposure_warning()
+        if warning is not None:
+            print(f"{_PROG}: {warning}", file=sys.stderr, flush=True)
+        print(server.base_url, flush=True)
+        print(
+            f"serving; use ANTHROPIC_BASE_URL={server.base_url} and any ANTHROPIC_API_KEY. Ctrl-C stops.",
+            file=sys.stderr,
+            flush=True,
+        )
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

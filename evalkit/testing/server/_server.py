@@ -8,13 +8,14 @@ The server speaks enough of the Messages API for the official SDK to work agains
 
 Replies come from a *responder* callable, from regex *rules* on the last user message, or a fixed text.
 Faults (429, 529, 500, connection reset, timeout, malformed JSON) can be injected on a schedule or at a
-seeded rate, and every request is kept in a thread-safe log that tests can assert on. API keys are
-checked for presence (or against an expected value) but never stored.
+seeded rate, and every request is kept in a thread-safe log that tests can assert on (the newest ones, within
+the server's limits). API keys are checked for presence (or against an expected value) but never stored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import json
 import re
@@ -30,8 +31,9 @@ from urllib.parse import parse_qs, urlsplit
 from evalkit.testing.server._api_errors import _RequestError, error_payload
 from evalkit.testing.server._batches import BATCH_PATH, BatchStore
 from evalkit.testing.server._faults import FaultKind, FaultPlan
-from evalkit.testing.server._http import Handler, HTTPServer, HTTPServer6
-from evalkit.testing.server._log import LOGGED_HEADER_VALUES, LogEntry, RequestRecord
+from evalkit.testing.server._http import Handler, HTTPServer, HTTPServer6, _BodyRefused
+from evalkit.testing.server._limits import ServerLimits, decode_json, reaches_beyond_loopback
+from evalkit.testing.server._log import LOGGED_HEADER_VALUES, LogEntry, RequestLog, RequestRecord, kept_body
 from evalkit.testing.server._messages import message_json, require_dict, validate_messages
 from evalkit.testing.server._rate_limits import RateLimiter, RateLimits
 from evalkit.testing.server._replies import DEFAULT_TEXT, Reply, Responder, Rule, compile_rules, resolve_reply
@@ -90,6 +92,8 @@ class LocalAnthropicServer:
         simulated: mark every reply as simulated: the model id of a reply that does not name its own gets a
             ``simulated-`` prefix (a model no price table knows), and every response has the header
             ``x-evalkit-simulated: true``.
+        limits: what the server accepts and keeps (``ServerLimits``): the largest body (32 MiB; 413 beyond),
+            open connections at once, deadlines for headers and body, and how much of the request log is kept.
     """
 
     def __init__(
@@ -111,8 +115,10 @@ class LocalAnthropicServer:
         judge: SimulatedJudge | None = None,
         simulated: bool = False,
         rate_limits: RateLimits | None = None,
+        limits: ServerLimits | None = None,
     ) -> None:
         self.responder = responder
+        self.limits = limits if limits is not None else ServerLimits()
         self.rules: list[Rule] = compile_rules(rules)
         self.text = text
         self.models: dict[str, str] = dict(models or {})
@@ -143,7 +149,7 @@ class LocalAnthropicServer:
         self._extra_headers: dict[str, str] = {SIMULATED_HEADER: "true"} if simulated else {}
 
         self.responder_errors: list[BaseException] = []
-        self._log: list[LogEntry] = []
+        self._log = RequestLog(self.limits)
         self._log_lock = threading.Lock()
         self._counter = itertools.count()
         self._ids = itertools.count(1)
@@ -173,8 +179,8 @@ class LocalAnthropicServer:
         self._httpd = httpd
         self.port = int(httpd.server_address[1])
         self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            target=httpd.serve,
+            args=(self.limits, self._stopping),
             name=f"evalkit-local-anthropic-{self.port}",
             daemon=True,
         )
@@ -219,13 +225,39 @@ class LocalAnthropicServer:
         host = self.host if ":" not in self.host else f"[{self.host}]"
         return f"http://{host}:{self.port}"
 
+    def exposure_warning(self) -> str | None:
+        """What to tell whoever starts this server when it listens beyond this machine (``0.0.0.0``, ``::``, a
+        LAN address): anyone who reaches it can use it. None on a loopback address."""
+        if not reaches_beyond_loopback(self.host):
+            return None
+        everywhere = self.host in ("", "0.0.0.0", "::")
+        where = "every network interface" if everywhere else f"{self.host}, beyond this machine"
+        if not self.require_auth:
+            keys = "it asks for no API key"
+        elif self._expected_key is None:
+            keys = "it accepts any API key"
+        else:
+            keys = "it accepts the API key it was given"
+        return (
+            f"warning: listening on {where}: anyone who can reach port {self.port} can use this server, and "
+            f"{keys}; use --host 127.0.0.1 to serve this machine only"
+        )
+
     # ---- request log ----------------------------------------------------------------------------------------
 
     @property
     def requests(self) -> list[RequestRecord]:
-        """A snapshot of the request log, in order of arrival."""
+        """A snapshot of the request log, in order of arrival: the newest ``limits.log_requests`` requests at most
+        (and no more body bytes than ``limits.log_bytes``); ``requests_dropped`` counts the older ones."""
+        with self._log_lock:  # (copies: a record's status and times change together, under the lock)
+            entries = [copy.copy(entry) for entry in self._log.entries]
+        return [entry.snapshot() for entry in entries]
+
+    @property
+    def requests_dropped(self) -> int:
+        """How many requests the log no longer holds, the oldest first, to keep within its limits."""
         with self._log_lock:
-            return [record.snapshot() for record in self._log]
+            return self._log.dropped
 
     def requests_to(self, path: str, method: str | None = None) -> list[RequestRecord]:
         """The logged requests to one path (``/v1/messages``, ...), optionally of one method."""
@@ -300,11 +332,11 @@ class LocalAnthropicServer:
         started = handler.arrived  # set by parse_request, which every request passes first
         method = handler.command
         path = urlsplit(handler.path).path.rstrip("/") or "/"
-        unreadable: str | None = None
+        refused: _BodyRefused | None = None
         try:
             raw = handler.read_body()
-        except ValueError as exc:  # a bad Content-Length or chunk size: answered 400 (and logged)
-            raw, unreadable = b"", f"the request body cannot be read: {exc}"
+        except _BodyRefused as exc:  # a bad length, too large, too slow: answered (and logged), unread
+            raw, refused = b"", exc
         except OSError:
             handler.abort()
             return
@@ -312,9 +344,9 @@ class LocalAnthropicServer:
         body_error: str | None = None
         if raw:
             try:
-                body = json.loads(raw)
-            except ValueError as exc:
-                body_error = f"request body is not valid JSON: {exc}"
+                body = decode_json(raw)
+            except _RequestError as exc:
+                body_error = exc.message
         auth, auth_ok = self._auth_of(handler)
         names = tuple(sorted({name.lower() for name in handler.headers}))
         logged = {
@@ -322,16 +354,19 @@ class LocalAnthropicServer:
             for name, value in handler.headers.items()
             if name.lower() in LOGGED_HEADER_VALUES
         }
+        kept, digest = kept_body(raw, self.limits) if body is not None else (b"", None)
         with self._log_lock:
             record = LogEntry(
                 index=next(self._counter),
                 method=method,
                 path=path,
-                raw=raw if body is not None else b"",
+                raw=kept,
                 header_names=names,
                 headers=logged,
                 auth=auth,
                 started_at=started,
+                body_length=len(raw),
+                body_digest=digest,
             )
             self._log.append(record)
             self._in_flight += 1
@@ -343,9 +378,12 @@ class LocalAnthropicServer:
         # always finds the request logged with its status (and no longer in flight).
         handler.on_answer = lambda status: self._complete(record, status)  # type: ignore[method-assign]
         try:
-            if unreadable is not None:  # before auth and faults: where this request ends is not known
+            if refused is not None:  # before auth and faults: where this request ends is not known
                 handler.close_connection = True  # (and the reply says so)
-                self._send_error(handler, 400, unreadable, request_id)
+                message = refused.message
+                if refused.status == 400:
+                    message = f"the request body cannot be read: {message}"
+                self._send_error(handler, refused.status, message, request_id)
                 handler.drain_and_close()
             else:
                 self._respond(handler, record, body, body_error, auth_ok, request_id)
@@ -375,7 +413,11 @@ class LocalAnthropicServer:
         extra_headers: Mapping[str, str] | None = None,
     ) -> int:
         headers = {"content-type": "application/json", "request-id": request_id, **(extra_headers or {})}
-        handler.send_bytes(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), headers)
+        try:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (from the request, echoed): escaped, still valid JSON
+            data = json.dumps(payload).encode("ascii")
+        handler.send_bytes(status, data, headers)
         return status
 
     def _send_error(
