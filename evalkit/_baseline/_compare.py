@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from evalkit._baseline._info import VERDICT_COLUMNS, RunInfo
+from evalkit._baseline._info import VERDICT_COLUMNS, RunInfo, majority_verdicts
 from evalkit._baseline._reference import Reference
 from evalkit.errors import EvalkitError
 from evalkit.stats import PairedComparison, compare_runs
@@ -30,6 +30,9 @@ class Comparison:
     verdicts: pl.DataFrame
     changes: list[str] = field(default_factory=list)
     """What differs between the two runs' setups: suite version, system, prompt, model, code, judge."""
+    note: str | None = None
+    """How the reference limited the comparison (a baseline.json that keeps only majority verdicts of a run
+    with repeats), and what to do about it."""
 
     @property
     def drop(self) -> float:
@@ -106,7 +109,8 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
 
     A case's slice is the one run B gives it (A's when B lacks the case). Columns: slice, n, rate_a,
     rate_b, diff, se, ci_low, ci_high (clipped to the changes B's rate allows), pass_to_fail, fail_to_pass, mcnemar_p,
-    significant (McNemar's exact test at the comparison's alpha).
+    p and significant (the paired test's p below the comparison's alpha: McNemar's exact test with one repeat, the
+    sign-flip test on case pass rates with repeats).
     """
     own = verdicts.filter(pl.col("run_id") == run_b).select("case_id", "slice").unique("case_id")
     other = verdicts.filter((pl.col("run_id") == run_a) & pl.col("slice").is_not_null())
@@ -130,13 +134,14 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
                 "pass_to_fail": c.only_a,
                 "fail_to_pass": c.only_b,
                 "mcnemar_p": c.mcnemar_exact_p,
+                "p": c.p,
                 "significant": c.significant,
             }
         )
     schema = {"slice": pl.String, "n": pl.Int64} | {
         c: pl.Float64 for c in ("rate_a", "rate_b", "diff", "se", "ci_low", "ci_high")
     }
-    schema |= {"pass_to_fail": pl.Int64, "fail_to_pass": pl.Int64, "mcnemar_p": pl.Float64}
+    schema |= {"pass_to_fail": pl.Int64, "fail_to_pass": pl.Int64, "mcnemar_p": pl.Float64, "p": pl.Float64}
     schema |= {"significant": pl.Boolean}
     return (
         pl.DataFrame(records, schema=schema)
@@ -169,7 +174,13 @@ def compare(info: RunInfo, verdicts: pl.DataFrame, reference: Reference) -> Comp
     run_b = info.run_id
     run_a = a.run_id if a.run_id != run_b else f"{a.run_id} (baseline)"
     ref = reference.verdicts.select(VERDICT_COLUMNS).with_columns(pl.lit(run_a).alias("run_id"))
-    both = pl.concat([ref, verdicts.select(VERDICT_COLUMNS)], how="vertical_relaxed")
+    mine = verdicts.select(VERDICT_COLUMNS)
+    if reference.majority_only:
+        # the reference's verdicts are majorities of repeats: a case mean against a majority would measure the
+        # flakiness of a case, not a change, so this side is compared on its majority verdicts too
+        mine = majority_verdicts(mine).with_columns(pl.lit(run_b).alias("run_id"), pl.lit(0).alias("repeat"))
+        mine = mine.select(VERDICT_COLUMNS)
+    both = pl.concat([ref, mine], how="vertical_relaxed")
     paired = compare_runs(both, run_a, run_b)
     shared = paired.n + len(paired.unscored)
     return Comparison(
@@ -182,4 +193,5 @@ def compare(info: RunInfo, verdicts: pl.DataFrame, reference: Reference) -> Comp
         version_warning=version_warning(a, info, shared),
         verdicts=both,
         changes=run_changes(a, info),
+        note=reference.repeats_note,
     )

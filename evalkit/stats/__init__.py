@@ -34,7 +34,7 @@ from evalkit.stats._intervals import (
     t_interval,
     wilson_interval,
 )
-from evalkit.stats._paired import PairedComparison, compare_runs, mcnemar
+from evalkit.stats._paired import PairedComparison, compare_runs, mcnemar, sign_flip_test
 from evalkit.stats._power import (
     PowerPlan,
     cases_needed,
@@ -59,6 +59,6 @@ if INTERNAL:
     )
     from evalkit.stats._frames import VERDICT_STATUSES
     from evalkit.stats._intervals import min_discordant_for_significance
-    from evalkit.stats._paired import MIN_T_CASES
+    from evalkit.stats._paired import MIN_T_CASES, P_LABELS, SIGN_FLIP_EXACT_CASES, TEST_NAMES
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)
