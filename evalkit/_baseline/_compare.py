@@ -152,10 +152,12 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
 
 
 def moved_slices(slices: pl.DataFrame) -> pl.DataFrame:
-    """Slices with at least one flipped case and a non-zero net change, worst first."""
-    return slices.filter(
-        ((pl.col("pass_to_fail") + pl.col("fail_to_pass")) > 0) & (pl.col("diff").abs() > 1e-12)
-    ).sort("diff", "slice")
+    """Slices with a non-zero net change, worst first.
+
+    With one repeat a net change means a flipped case; with repeats a slice moves when its cases' pass rates
+    do, whether or not a majority verdict flipped.
+    """
+    return slices.filter(pl.col("diff").abs() > 1e-12).sort("diff", "slice")
 
 
 def same_suite(info: RunInfo, reference: Reference) -> None:

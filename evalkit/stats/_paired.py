@@ -255,11 +255,16 @@ def paired_frame(verdicts: pl.DataFrame, run_a: str, run_b: str, where: str = "c
     a = a.with_columns(pl.lit(True).alias("in_a"))
     b = b.with_columns(pl.lit(True).alias("in_b"))
     joined = a.join(b, on="case_id", how="full", coalesce=True)
-    return joined.with_columns(
-        pl.coalesce("slice_a", "slice_b").alias("slice"),
-        pl.col("in_a").fill_null(False),
-        pl.col("in_b").fill_null(False),
-    ).drop("slice_a", "slice_b")
+    # sorted, so sums run in one order and a comparison gives the same floats however the groups came out
+    return (
+        joined.with_columns(
+            pl.coalesce("slice_a", "slice_b").alias("slice"),
+            pl.col("in_a").fill_null(False),
+            pl.col("in_b").fill_null(False),
+        )
+        .drop("slice_a", "slice_b")
+        .sort("case_id")
+    )
 
 
 def compare_runs(
