@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from evalkit._baseline import accept, dump_baseline, load_baseline, load_referen
 from evalkit._gate import GateVerdict, run_gate
 from evalkit._report import build_report, ci_pts, format_report, pct, pts, pval, render_html
 from evalkit._results import CaseResult, CheckResult, Manifest, RunDir, read_run
+from evalkit.api import load_run
 from evalkit.cli import main
 
 SLICES = ("alpha", "beta", "gamma")
@@ -202,8 +204,20 @@ def test_a_drop_within_cases_is_significant_and_require_significant_fails(tmp_pa
     assert (
         "slices that moved (* = the sign-flip test on case pass rates calls it significant)" in outcome.text
     )
-    # the same runs through the command line: exit 1
-    assert main(["gate", str(after), "--baseline", str(before), "--require-significant"]) == 1
+    # the same runs through the command line: exit 1, and the JUnit file names the test and its p
+    junit = tmp_path / "junit.xml"
+    assert (
+        main(["gate", str(after), "--baseline", str(before), "--require-significant", "--junit", str(junit)])
+        == 1
+    )
+    props = {e.get("name"): e.get("value") for e in ET.parse(junit).getroot().iter("property")}
+    assert props["paired_test"] == "sign-flip" and float(props["paired_p"]) == pytest.approx(
+        2 / 2**38, rel=1e-5
+    )
+    # and in a notebook: the comparison's summary carries the same test, p and flag
+    summary = load_run(after).compare(before).summary()
+    assert (summary["test"], summary["significant"]) == ("sign-flip", True)
+    assert summary["p"] == p.p and summary["mcnemar_p"] == 1.0
     # the report stars the slices by the same test, and the HTML table heads its p column with it
     manifest, checks = read_run(after)
     report = build_report(manifest, checks, load_reference(before))
