@@ -223,6 +223,7 @@ PUBLIC: dict[str, list[str]] = {
         "noise_floor",
         "paired_means_interval",
         "pass_rate",
+        "sign_flip_test",
         "t_interval",
         "wilson_interval",
     ],

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from evalkit._baseline._info import VERDICT_COLUMNS, RunInfo
+from evalkit._baseline._info import VERDICT_COLUMNS, RunInfo, majority_verdicts
 from evalkit._baseline._reference import Reference
 from evalkit.errors import EvalkitError
 from evalkit.stats import PairedComparison, compare_runs
@@ -30,6 +30,9 @@ class Comparison:
     verdicts: pl.DataFrame
     changes: list[str] = field(default_factory=list)
     """What differs between the two runs' setups: suite version, system, prompt, model, code, judge."""
+    note: str | None = None
+    """How the reference limited the comparison (a baseline.json that keeps only majority verdicts of a run
+    with repeats), and what to do about it."""
 
     @property
     def drop(self) -> float:
@@ -106,7 +109,8 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
 
     A case's slice is the one run B gives it (A's when B lacks the case). Columns: slice, n, rate_a,
     rate_b, diff, se, ci_low, ci_high (the slice's own ``compare_runs`` interval, inside [-1, 1]), pass_to_fail,
-    fail_to_pass, mcnemar_p, significant (McNemar's exact test at the comparison's alpha).
+    fail_to_pass, mcnemar_p, p and significant (the paired test's p below the comparison's alpha: McNemar's exact
+    test with one repeat, the sign-flip test on case pass rates with repeats).
     """
     own = verdicts.filter(pl.col("run_id") == run_b).select("case_id", "slice").unique("case_id")
     other = verdicts.filter((pl.col("run_id") == run_a) & pl.col("slice").is_not_null())
@@ -131,13 +135,14 @@ def slice_deltas(verdicts: pl.DataFrame, run_a: str, run_b: str) -> pl.DataFrame
                 "pass_to_fail": c.only_a,
                 "fail_to_pass": c.only_b,
                 "mcnemar_p": c.mcnemar_exact_p,
+                "p": c.p,
                 "significant": c.significant,
             }
         )
     schema = {"slice": pl.String, "n": pl.Int64} | {
         c: pl.Float64 for c in ("rate_a", "rate_b", "diff", "se", "ci_low", "ci_high")
     }
-    schema |= {"pass_to_fail": pl.Int64, "fail_to_pass": pl.Int64, "mcnemar_p": pl.Float64}
+    schema |= {"pass_to_fail": pl.Int64, "fail_to_pass": pl.Int64, "mcnemar_p": pl.Float64, "p": pl.Float64}
     schema |= {"significant": pl.Boolean}
     return (
         pl.DataFrame(records, schema=schema)
@@ -153,10 +158,12 @@ def _within_one(x: float) -> float:
 
 
 def moved_slices(slices: pl.DataFrame) -> pl.DataFrame:
-    """Slices with at least one flipped case and a non-zero net change, worst first."""
-    return slices.filter(
-        ((pl.col("pass_to_fail") + pl.col("fail_to_pass")) > 0) & (pl.col("diff").abs() > 1e-12)
-    ).sort("diff", "slice")
+    """Slices with a non-zero net change, worst first.
+
+    With one repeat a net change means a flipped case; with repeats a slice moves when its cases' pass rates
+    do, whether or not a majority verdict flipped.
+    """
+    return slices.filter(pl.col("diff").abs() > 1e-12).sort("diff", "slice")
 
 
 def same_suite(info: RunInfo, reference: Reference) -> None:
@@ -175,7 +182,13 @@ def compare(info: RunInfo, verdicts: pl.DataFrame, reference: Reference) -> Comp
     run_b = info.run_id
     run_a = a.run_id if a.run_id != run_b else f"{a.run_id} (baseline)"
     ref = reference.verdicts.select(VERDICT_COLUMNS).with_columns(pl.lit(run_a).alias("run_id"))
-    both = pl.concat([ref, verdicts.select(VERDICT_COLUMNS)], how="vertical_relaxed")
+    mine = verdicts.select(VERDICT_COLUMNS)
+    if reference.majority_only:
+        # the reference's verdicts are majorities of repeats: a case mean against a majority would measure the
+        # flakiness of a case, not a change, so this side is compared on its majority verdicts too
+        mine = majority_verdicts(mine).with_columns(pl.lit(run_b).alias("run_id"), pl.lit(0).alias("repeat"))
+        mine = mine.select(VERDICT_COLUMNS)
+    both = pl.concat([ref, mine], how="vertical_relaxed")
     paired = compare_runs(both, run_a, run_b)
     shared = paired.n + len(paired.unscored)
     return Comparison(
@@ -188,4 +201,5 @@ def compare(info: RunInfo, verdicts: pl.DataFrame, reference: Reference) -> Comp
         version_warning=version_warning(a, info, shared),
         verdicts=both,
         changes=run_changes(a, info),
+        note=reference.repeats_note,
     )

@@ -2,9 +2,11 @@
 
 ``goldens/<suite>/baseline.json`` is written only by ``evalkit baseline accept``. It holds the score, the
 suite name and version it was scored against, one majority verdict per case, the system and judge models with
-their resolved versions, and the run id and date. The paired statistics need nothing else. Since format 2 it
-also keeps each case's first-repeat output and check details, clipped (``outputs``, one line per case), so a
-flipped case shows what the baseline said; ``--no-outputs`` leaves them out.
+their resolved versions, and the run id and date. Since format 2 it also keeps each case's first-repeat output
+and check details, clipped (``outputs``, one line per case), so a flipped case shows what the baseline said;
+``--no-outputs`` leaves them out. Since format 3, a run with repeats also keeps each case's verdict per repeat
+(``repeats``, one line per case): the paired statistics compare case pass rates, so a comparison against the
+file gives the numbers a comparison against the run directory gives.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from evalkit.stats import case_verdicts, clustered_pass_rate, pass_rate
 
 BASELINE_FORMAT: Final = "evalkit-baseline"
 BASELINE_NAME = "baseline.json"
-FORMAT_VERSION: Final = 2
-"""1: verdicts only; 2: may also hold ``outputs``."""
+FORMAT_VERSION: Final = 3
+"""1: verdicts only; 2: may also hold ``outputs``; 3: also holds ``repeats``. A run of one repeat has nothing
+format 3 adds, so its file is written as format 2, which older evalkit versions read correctly."""
 
 
 class BaselineScore(BaseModel):
@@ -55,7 +58,7 @@ class Baseline(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     format: Literal["evalkit-baseline"] = BASELINE_FORMAT
-    format_version: Literal[1, 2] = FORMAT_VERSION
+    format_version: Literal[1, 2, 3] = FORMAT_VERSION
     suite: str
     suite_version: str
     score: BaselineScore
@@ -70,9 +73,17 @@ class Baseline(BaseModel):
     case_hashes: dict[str, str] | None = None
     """Per-case content hashes, so a gate across suite versions can compare the cases that did not change.
     Absent from baselines written before they were recorded (and when the suite had changed since the run)."""
+    repeats: dict[str, list[CaseStatus]] | None = None
+    """Per case, its verdict in each repeat, in repeat order (format 3): what a comparison of case pass rates
+    needs. None for a run of one repeat (``cases`` holds its verdicts) and in a file written before format 3."""
     outputs: dict[str, StoredOutput] | None = None
     """Per case, the first repeat's output and check details, clipped (format 2). None in a format-1 file
     and in one accepted with ``outputs=False``."""
+
+    @property
+    def majority_only(self) -> bool:
+        """Whether the file keeps only majority verdicts of a run that had repeats (written before format 3)."""
+        return self.repeats is None and self.score.repeats > 1
 
 
 def _clean(x: Any) -> float | None:
@@ -121,6 +132,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame, *, outputs: bool = Tr
     verdicts = case_verdicts(rows)
     info = run_info(manifest, rows)
     majority = majority_verdicts(verdicts)
+    repeats = repeat_verdicts(verdicts) if max_repeats(verdicts) > 1 else None
     system = {
         "name": info.system_name,
         "kind": manifest.system.get("kind"),
@@ -137,6 +149,7 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame, *, outputs: bool = Tr
             "prompt_hash": (manifest.judge or {}).get("prompt_hash"),
         }
     return Baseline(
+        format_version=FORMAT_VERSION if repeats is not None else 2,
         suite=manifest.suite,
         suite_version=manifest.suite_version,
         score=run_score(verdicts),
@@ -148,8 +161,17 @@ def build_baseline(manifest: Manifest, rows: pl.DataFrame, *, outputs: bool = Tr
         git_commit=manifest.git_commit,
         cases=dict(zip(majority["case_id"].to_list(), majority["status"].to_list(), strict=True)),
         case_hashes=suite_case_hashes(manifest.suite_path, manifest.suite_version),
+        repeats=repeats,
         outputs=stored_outputs(rows) if outputs else None,
     )
+
+
+def repeat_verdicts(verdicts: pl.DataFrame) -> dict[str, list[CaseStatus]]:
+    """Each case's verdict per repeat, in repeat order."""
+    grouped = (
+        verdicts.sort("case_id", "repeat").group_by("case_id", maintain_order=True).agg(pl.col("status"))
+    )
+    return dict(zip(grouped["case_id"].to_list(), grouped["status"].to_list(), strict=True))
 
 
 def default_baseline_path(manifest: Manifest) -> Path:
@@ -168,23 +190,26 @@ def default_baseline_path(manifest: Manifest) -> Path:
 def dump_baseline(baseline: Baseline) -> str:
     """Stable, reviewable JSON: sorted case ids, one per line, so a pull request diff shows each change.
 
-    Each case's stored output is one line of sorted keys, so a changed output is a one-line diff.
+    Each case's repeat verdicts and stored output are one line each (the output's keys sorted), so a changed
+    case is a one-line diff.
     """
-    data = baseline.model_dump(mode="json", exclude={"outputs"})
+    data = baseline.model_dump(mode="json", exclude={"outputs", "repeats"})
     data["cases"] = dict(sorted(data["cases"].items()))
     if data.get("case_hashes") is None:
         data.pop("case_hashes", None)  # an older baseline's file stays byte for byte what it was
     else:
         data["case_hashes"] = dict(sorted(data["case_hashes"].items()))
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    if baseline.outputs is None:
-        return text + "\n"
-    lines = [
-        f"    {json.dumps(case_id, ensure_ascii=False)}: {dump_output(baseline.outputs[case_id])}"
-        for case_id in sorted(baseline.outputs)
-    ]
-    body = "{\n" + ",\n".join(lines) + "\n  }" if lines else "{}"
-    return f'{text.removesuffix("}").rstrip()},\n  "outputs": {body}\n}}\n'
+    blocks: list[tuple[str, dict[str, str]]] = []
+    if baseline.repeats is not None:
+        blocks.append(("repeats", {c: json.dumps(v) for c, v in baseline.repeats.items()}))
+    if baseline.outputs is not None:
+        blocks.append(("outputs", {c: dump_output(v) for c, v in baseline.outputs.items()}))
+    for name, entries in blocks:
+        lines = [f"    {json.dumps(c, ensure_ascii=False)}: {entries[c]}" for c in sorted(entries)]
+        body = "{\n" + ",\n".join(lines) + "\n  }" if lines else "{}"
+        text = f'{text.removesuffix("}").rstrip()},\n  "{name}": {body}\n}}'
+    return text + "\n"
 
 
 def load_baseline(path: str | Path) -> Baseline:
@@ -221,6 +246,13 @@ def load_baseline(path: str | Path) -> Baseline:
                 path, text, strays[0], [], "outputs are stored for a case with no verdict in cases"
             )
         )
+    for case_id, statuses in (baseline.repeats or {}).items():
+        if case_id not in baseline.cases or not statuses:
+            what = "no verdict in cases" if case_id not in baseline.cases else "an empty list of repeats"
+            raise EvalkitError(
+                f"{path}: invalid baseline: repeats of case {case_id!r}: it has {what}. Write the file again with "
+                "`evalkit baseline accept RUN --force`"
+            )
     return baseline
 
 
@@ -291,9 +323,10 @@ def accept(
                     f"{path} exists and is not a readable baseline; move it away or pass --force"
                 ) from None
         if replaced is not None and replaced.run_id == baseline.run_id:
-            if (replaced.outputs is None) == (baseline.outputs is None):
+            same_outputs = (replaced.outputs is None) == (baseline.outputs is None)
+            if same_outputs and (replaced.repeats is None) == (baseline.repeats is None):
                 return Accepted(path, replaced, replaced, unchanged=True)
-            force = True  # the same run again, to add or drop its outputs: the bar does not move
+            force = True  # the same run again, to add its repeats or add or drop its outputs: the bar does not move
         if not force:
             old = replaced.score.rate if replaced else None
             raise EvalkitError(

@@ -37,18 +37,32 @@ class Reference:
     only, since costs and latencies are read from it."""
     outputs_note: str | None = None
     """Why ``output_rows`` is None, and what to do about it."""
+    majority_only: bool = False
+    """The reference is a baseline.json of a run with repeats that keeps only each case's majority verdict
+    (written before format 3): a comparison with it can only compare majority verdicts."""
+    repeats_note: str | None = None
+    """Why a comparison with this reference compares majority verdicts, and what to do about it."""
 
 
 def _baseline_verdicts(baseline: Baseline, label: str) -> pl.DataFrame:
-    ids = list(baseline.cases)
+    """The verdicts a baseline.json keeps: each repeat's where it stores them (format 3), else one per case."""
+    stored = baseline.repeats or {}
+    ids: list[str] = []
+    repeats: list[int] = []
+    statuses: list[str] = []
+    for case_id, status in baseline.cases.items():
+        per_repeat = stored.get(case_id) or [status]
+        ids.extend([case_id] * len(per_repeat))
+        repeats.extend(range(len(per_repeat)))
+        statuses.extend(per_repeat)
     return pl.DataFrame(
         {
             "run_id": [label] * len(ids),
             "case_id": ids,
-            "repeat": [0] * len(ids),
+            "repeat": repeats,
             "slice": [None] * len(ids),
             "split": [None] * len(ids),
-            "status": [baseline.cases[i] for i in ids],
+            "status": statuses,
         },
         schema={"run_id": pl.String, "case_id": pl.String, "repeat": pl.Int64}
         | {c: pl.String for c in ("slice", "split", "status")},
@@ -93,18 +107,27 @@ def load_reference(path: str | Path) -> Reference:
     baseline = load_baseline(path)
     info = baseline_info(baseline)
     verdicts = _baseline_verdicts(baseline, baseline.run_id)
-    if baseline.outputs is not None:
-        stored = output_rows(baseline.outputs)
-        return Reference(
-            path, "baseline", info, verdicts, case_hashes=baseline.case_hashes, output_rows=stored
-        )
+    stored = output_rows(baseline.outputs) if baseline.outputs is not None else None
     return Reference(
         path,
         "baseline",
         info,
         verdicts,
         case_hashes=baseline.case_hashes,
-        outputs_note=_no_outputs(path, baseline),
+        output_rows=stored,
+        outputs_note=_no_outputs(path, baseline) if stored is None else None,
+        majority_only=baseline.majority_only,
+        repeats_note=_no_repeats(path, baseline) if baseline.majority_only else None,
+    )
+
+
+def _no_repeats(path: Path, baseline: Baseline) -> str:
+    again = f"`evalkit baseline accept <run dir of {baseline.run_id}> --to {path}`"
+    return (
+        f"{path} is a format-{baseline.format_version} baseline.json of a {baseline.score.repeats}-repeat run: it "
+        "keeps one majority verdict per case, not each repeat's verdict, so this comparison is of majority "
+        "verdicts on both sides (McNemar's exact test), not of case pass rates. Re-save the baseline "
+        f"({again}) to store each repeat's verdict, or compare against a run directory."
     )
 
 

@@ -27,7 +27,7 @@ class GateVerdict(StrEnum):
     PASS = "pass"
     """The pass rate held, or fell by no more than the allowed drop."""
     PASS_NOT_SIGNIFICANT = "pass_not_significant"
-    """It fell by more than allowed, but require_significant is set and McNemar's exact p is not below alpha."""
+    """It fell by more than allowed, but require_significant is set and the paired test's p is not below alpha."""
     FAIL_DROP = "fail_drop"
     """It fell by more than allowed (and, with require_significant, significantly)."""
     FAIL_UNVERIFIED = "fail_unverified"
@@ -50,7 +50,8 @@ class GateDecision:
     max_drop: float
     require_significant: bool
     p: float
-    """McNemar's exact p of the paired comparison."""
+    """The paired test's p: McNemar's exact test with one repeat, the sign-flip test on case pass rates with
+    repeats (``test``)."""
     alpha: float
     shared: int
     """The cases both sides scored, which the drop is measured on."""
@@ -62,6 +63,8 @@ class GateDecision:
     calibration: str | None = None
     """The judge's calibration state (calibrated, uncalibrated, stale) when the run has judged checks and the
     suite asks for calibration; None otherwise."""
+    test: str = "mcnemar"
+    """The paired test behind ``p``: "mcnemar" or "sign-flip" (see ``evalkit.stats.PairedComparison``)."""
 
     @property
     def failed(self) -> bool:
@@ -98,30 +101,33 @@ def decide(
     require_significant: bool = False,
     alpha: float = ALPHA,
 ) -> GateDecision:
-    """Fail when the pass rate drops by more than ``max_drop``; with ``require_significant``, only when
-    McNemar's exact p is also below ``alpha``."""
+    """Fail when the pass rate drops by more than ``max_drop``; with ``require_significant``, only when the
+    paired test's p is also below ``alpha`` (McNemar's exact test with one repeat, the sign-flip test on case
+    pass rates with repeats: the test the report's significance flags use)."""
     if paired.n == 0:
         raise EvalkitError("the run and the baseline share no scored case; there is nothing to gate on")
     drop = -paired.diff
-    p = paired.mcnemar_exact_p
+    p = paired.p
     verdict = _rule(drop, max_drop, p, alpha, require_significant)
-    return GateDecision(verdict, drop, max_drop, require_significant, p, alpha, paired.n)
+    return GateDecision(verdict, drop, max_drop, require_significant, p, alpha, paired.n, test=paired.test)
 
 
 def render_reason(d: GateDecision) -> str:
     """The decision in words, as the last line of ``evalkit gate``: PASS or FAIL, and why."""
     from evalkit._report import pts, pval
+    from evalkit.stats import TEST_NAMES
 
     limit = f"{100 * d.max_drop:.1f} pts"
     rule = d.on_shared
+    test = TEST_NAMES[d.test]
     if rule is GateVerdict.FAIL_DROP:
         why = f"the pass rate dropped {100 * d.drop:.1f} pts, more than the allowed {limit}"
         if d.require_significant:
-            why += f", and McNemar's exact test calls the drop significant (p = {pval(d.p)} < {d.alpha:g})"
+            why += f", and {test} calls the drop significant (p = {pval(d.p)} < {d.alpha:g})"
     elif rule is GateVerdict.PASS_NOT_SIGNIFICANT:
         why = (
-            f"the pass rate dropped {100 * d.drop:.1f} pts, more than the allowed {limit}, but McNemar's exact "
-            f"test does not call it significant (p = {pval(d.p)} >= {d.alpha:g}), and --require-significant is set"
+            f"the pass rate dropped {100 * d.drop:.1f} pts, more than the allowed {limit}, but {test} does not "
+            f"call it significant (p = {pval(d.p)} >= {d.alpha:g}), and --require-significant is set"
         )
     elif d.drop > 0:
         why = f"the pass rate dropped {100 * d.drop:.1f} pts, within the allowed {limit}"

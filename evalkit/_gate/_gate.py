@@ -2,7 +2,8 @@
 
 The drop is measured on the case ids both sides share and scored (paired, B - A), so a suite that grew or
 lost cases is still compared like for like. With ``require_significant`` a drop must also be significant by
-McNemar's exact test, so a noisy suite does not fail a pull request on a coin flip.
+the paired test (McNemar's exact test with one repeat, the sign-flip test on case pass rates with repeats), so a
+noisy suite does not fail a pull request on a coin flip.
 """
 
 from __future__ import annotations

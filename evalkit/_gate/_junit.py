@@ -102,6 +102,8 @@ def junit_xml(
             "pass_to_fail": str(p.only_a),
             "fail_to_pass": str(p.only_b),
             "mcnemar_exact_p": f"{p.mcnemar_exact_p:.6g}",
+            "paired_test": p.test,
+            "paired_p": f"{p.p:.6g}",
         }
     if decision is not None:
         props |= {

@@ -206,8 +206,10 @@ def _headline(report: Report) -> str:
             f"(run <code>{_e(c.reference.info.run_id)}</code>, suite version "
             f"<code>{_e(c.reference.info.suite_version)}</code>), {p.n} shared scored cases.</p>"
             f'<p class="big">{pct(p.rate_a)} → {pct(p.rate_b)}: change <b>{pts(p.diff)}</b> '
-            f"(95% CI {ci_pts(p.ci_low, p.ci_high)}), McNemar exact p = {pval(p.mcnemar_exact_p)}</p>"
+            f"(95% CI {ci_pts(p.ci_low, p.ci_high)}), {_e(p.p_label)} = {pval(p.p)}</p>"
         )
+        if c.note:
+            parts.append(f'<p class="warn">{_e(c.note)}</p>')
         parts.append(
             _table(
                 ["", "this run passes", "this run fails"],
@@ -273,7 +275,7 @@ def _deltas_section(c: Comparison) -> str:
             ci_pts(r["ci_low"], r["ci_high"]),
             str(r["pass_to_fail"]),
             str(r["fail_to_pass"]),
-            pval(r["mcnemar_p"]),
+            pval(r["p"]),
         ]
         for r in c.slices.sort("diff", "slice").iter_rows(named=True)
     ]
@@ -286,7 +288,7 @@ def _deltas_section(c: Comparison) -> str:
         "95% CI",
         "pass→fail",
         "fail→pass",
-        "McNemar p",
+        "McNemar p" if c.paired.test == "mcnemar" else "sign-flip p",
     ]
     table = _table(header, rows, {1, 2, 3, 4, 6, 7, 8})
     return f'<h2>Change by slice</h2><div class="chart">{chart}</div>{table}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import polars as pl
@@ -35,15 +36,17 @@ def left_out(p: Any) -> list[str]:
 
 
 def comparison_lines(c: Comparison, max_cases: int = MAX_FLIPPED_TEXT) -> list[str]:
-    """The comparison as plain text: change and interval, McNemar, flipped cases, slices that moved."""
+    """The comparison as plain text: change and interval, the paired test, flipped cases, slices that moved."""
     p = c.paired
     lines = [
         f"against {_reference_name(c.reference)}, {plural(p.n, 'shared scored case')}:",
         f"  pass rate {pct(p.rate_a)} -> {pct(p.rate_b)}   change {pts(p.diff)}  "
-        f"95% CI {ci_pts(p.ci_low, p.ci_high)}   McNemar exact p = {pval(p.mcnemar_exact_p)}",
+        f"95% CI {ci_pts(p.ci_low, p.ci_high)}   {p.p_label} = {pval(p.p)}",
         f"  flipped: {p.only_a} pass->fail, {p.only_b} fail->pass "
         f"(both pass {p.both_pass}, both fail {p.both_fail})",
     ]
+    if c.note:
+        lines.append(f"  note: {c.note}")
     notes = left_out(p)
     if notes:
         lines.append("  left out: " + "; ".join(notes))
@@ -58,7 +61,7 @@ def comparison_lines(c: Comparison, max_cases: int = MAX_FLIPPED_TEXT) -> list[s
             lines.append(f"    ... and {flipped.height - max_cases} more (the HTML report lists them)")
     moved = moved_slices(c.slices)
     if moved.height:
-        lines.append("  slices that moved (* = McNemar's exact test calls it significant):")
+        lines.append(f"  slices that moved (* = {p.test_name} calls it significant):")
         width = max(len(s) for s in moved.get_column("slice").to_list())
         for r in moved.iter_rows(named=True):
             sure = bool(r["significant"])
@@ -139,8 +142,11 @@ def mde_sentence(plan: PowerPlan) -> str:
         return "minimum detectable effect: n/a (too few scored cases)"
     if plan.mde == 0.0:
         return "minimum detectable effect: n/a (no variation between cases to estimate it from)"
+    if math.isinf(plan.mde):
+        return f"minimum detectable effect: n/a (no change of the pass rate is detectable on {plan.n} cases)"
     against = "against this baseline" if plan.method == "paired" else "between two runs like this one"
+    test = " of the sign-flip test" if plan.test == "sign-flip" else ""
     return (
         f"minimum detectable effect {against}: {100 * plan.mde:.1f} pts "
-        f"({round(100 * plan.power)}% power, alpha {plan.alpha:g}, {plan.n} cases)"
+        f"({round(100 * plan.power)}% power{test}, alpha {plan.alpha:g}, {plan.n} cases)"
     )

@@ -33,7 +33,9 @@ class RunComparison:
         return self.comparison.run_b
 
     def summary(self) -> dict[str, Any]:
-        """The paired difference B - A: n, rates, diff with interval, flips, McNemar's exact p."""
+        """The paired difference B - A: n, rates, diff with interval, flips, McNemar's exact p on the majority
+        verdicts, and the paired test that decides significance (``test``: "mcnemar" with one repeat, "sign-flip"
+        on case pass rates with repeats) with its ``p`` and ``significant``."""
         p = self.comparison.paired
         return {
             "run_a": p.run_a,
@@ -47,6 +49,9 @@ class RunComparison:
             "pass_to_fail": p.only_a,
             "fail_to_pass": p.only_b,
             "mcnemar_p": p.mcnemar_exact_p,
+            "test": p.test,
+            "p": p.p,
+            "significant": p.significant,
             "missing_in_a": len(p.missing_in_a),
             "missing_in_b": len(p.missing_in_b),
             "unscored": len(p.unscored),
@@ -90,13 +95,15 @@ class RunComparison:
         return self.comparison.reference.outputs_note
 
     def slices(self) -> pl.DataFrame:
-        """The paired change per slice: n, both rates, diff with interval, flips, McNemar p."""
+        """The paired change per slice: n, both rates, diff with interval, flips, McNemar p, the paired test's p
+        and whether it is significant."""
         return self.comparison.slices
 
     def warnings(self) -> list[str]:
-        """Model drift and suite-version messages: what may explain a change other than yours."""
+        """Model drift and suite-version messages: what may explain a change other than yours; and a baseline
+        that keeps only majority verdicts of a run with repeats, which limits the comparison."""
         c = self.comparison
-        return [*c.drift, *([c.version_warning] if c.version_warning else [])]
+        return [*c.drift, *([c.version_warning] if c.version_warning else []), *([c.note] if c.note else [])]
 
     def changes(self) -> pl.DataFrame:
         """Every part of the setup before (A) and after (B): what, before, after, changed.

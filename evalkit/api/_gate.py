@@ -42,7 +42,8 @@ def gate(
     max_drop:
         The largest allowed drop in pass rate, as a fraction.
     require_significant:
-        Fail on a drop beyond ``max_drop`` only when McNemar's exact test also calls it significant.
+        Fail on a drop beyond ``max_drop`` only when the paired test also calls it significant (McNemar's exact
+        test; with repeats, the sign-flip test on case pass rates).
     allow_unscored:
         Tolerate up to this many baseline cases the run cannot verify (errored, unscored, missing).
     allow_version_change:

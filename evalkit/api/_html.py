@@ -88,8 +88,8 @@ def comparison_card(cmp: RunComparison) -> str:
     body = (
         f"<div><code>{_e(s['run_b'])}</code> against <code>{_e(s['run_a'])}</code>, {s['n']} shared cases</div>"
         f"<div><b>{_pct(s['rate_b'])}</b> vs {_pct(s['rate_a'])}: {diff}</div>"
-        f"<div>{s['pass_to_fail']} pass→fail, {s['fail_to_pass']} fail→pass · McNemar exact p "
-        f"{pval(s['mcnemar_p'], digits=3)}</div>"
+        f"<div>{s['pass_to_fail']} pass→fail, {s['fail_to_pass']} fail→pass · "
+        f"{cmp.comparison.paired.p_label} {pval(s['p'], digits=3)}</div>"
         + "".join(f'<div style="color:#a40">{_e(w)}</div>' for w in cmp.warnings())
     )
     return _CARD.format(body=body)

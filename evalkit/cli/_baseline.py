@@ -20,12 +20,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     a = bsub.add_parser(
         "accept",
         help="write baseline.json from a finished run",
-        description="Write baseline.json (score, suite name and version, one majority verdict per case, "
-        "system and judge models with resolved versions, run id and date, and each case's first-repeat output "
-        "and check details clipped to 4000 and 1000 characters) atomically, by default into the run's suite "
-        "folder. Nothing else ever writes it. An existing baseline from another run is replaced only with "
-        "--force, and the old and new scores are printed either way; accepting the same run again changes "
-        "nothing, unless it adds or drops the outputs. Unfinished runs are refused.",
+        description="Write baseline.json (score, suite name and version, one majority verdict per case and, "
+        "for a run with repeats, each repeat's verdict, system and judge models with resolved versions, run id "
+        "and date, and each case's first-repeat output and check details clipped to 4000 and 1000 characters) "
+        "atomically, by default into the run's suite folder. Nothing else ever writes it. An existing baseline "
+        "from another run is replaced only with --force, and the old and new scores are printed either way; "
+        "accepting the same run again changes nothing, unless it adds the repeats' verdicts or adds or drops "
+        "the outputs. Unfinished runs are refused.",
     )
     a.add_argument("run", metavar="RUN", help="finished run directory (runs/<run-id>/)")
     a.add_argument(
@@ -69,7 +70,10 @@ def _accept(args: argparse.Namespace) -> int:
         f"pass rate {score} ({b.score.passes}/{b.score.scored} scored), {len(b.cases)} cases, {stored}"
     )
     if done.replaced is not None and done.replaced.run_id == b.run_id:
-        print(f"  the same run as before, now with {stored}; commit the change")
+        added = ["each repeat's verdict"] if done.replaced.repeats is None and b.repeats is not None else []
+        if (done.replaced.outputs is None) != (b.outputs is None):
+            added.append(stored)
+        print(f"  the same run as before, now with {' and '.join(added)}; commit the change")
     elif done.replaced is not None:
         old = "n/a" if done.replaced.score.rate is None else f"{100 * done.replaced.score.rate:.1f}%"
         print(f"  replaced the baseline of run {done.replaced.run_id} (pass rate {old}); commit the change")

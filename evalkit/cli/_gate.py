@@ -13,8 +13,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "gate",
         help="exit 1 when a run's pass rate dropped below its baseline",
         description="Compare a finished run with its baseline on the case ids both share and exit 1 when the "
-        "pass rate dropped by more than --max-drop (with --require-significant: and McNemar's exact test "
-        f"calls the drop significant at alpha {ALPHA:g}). It fails closed: baseline cases the run errored on, left "
+        "pass rate dropped by more than --max-drop (with --require-significant: and the paired test, McNemar's "
+        "exact test or with repeats the sign-flip test on case pass rates, calls the drop significant at alpha "
+        f"{ALPHA:g}). It fails closed: baseline cases the run errored on, left "
         "unscored (a judge that did not run) or lacks, and a different suite version, fail it too, each named "
         "with its fix. Exit 0 otherwise; 2 on bad input (missing or unreadable files, an unfinished run, a "
         "baseline of another suite).",
@@ -32,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--require-significant",
         action="store_true",
-        help=f"fail only when the drop is also significant (McNemar exact p < {ALPHA:g})",
+        help=f"fail only when the drop is also significant (McNemar exact p, with repeats sign-flip p, < {ALPHA:g})",
     )
     p.add_argument(
         "--junit",

@@ -22,6 +22,9 @@ Conventions (each is tested against scipy / statsmodels):
   ``p(1-p) K/(K-1)``, so the mean flip rate is ``2 * sigma^2``.
 * Percentiles use linear interpolation between order statistics (numpy's default ``method="linear"``).
 * Paired comparisons report B minus A: a positive difference means run B passes more cases.
+* A paired comparison's significance is the case-level sign-flip test on the per-case differences of pass rates
+  (:func:`sign_flip_test`); with one repeat a side that is McNemar's exact test, and is reported as such. The
+  minimum detectable effect is that test's: :func:`minimum_detectable_effect`.
 """
 
 from evalkit._lazy import INTERNAL, attach
@@ -34,7 +37,7 @@ from evalkit.stats._intervals import (
     t_interval,
     wilson_interval,
 )
-from evalkit.stats._paired import PairedComparison, compare_runs, mcnemar
+from evalkit.stats._paired import PairedComparison, compare_runs, mcnemar, sign_flip_test
 from evalkit.stats._power import (
     PowerPlan,
     cases_needed,
@@ -59,6 +62,6 @@ if INTERNAL:
     )
     from evalkit.stats._frames import VERDICT_STATUSES
     from evalkit.stats._intervals import min_discordant_for_significance
-    from evalkit.stats._paired import MIN_T_CASES
+    from evalkit.stats._paired import MIN_T_CASES, P_LABELS, SIGN_FLIP_EXACT_CASES, TEST_NAMES
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -1,9 +1,17 @@
-"""Paired comparison of two runs on their shared cases: the difference, its interval, McNemar's test."""
+"""Paired comparison of two runs on their shared cases: the difference, its interval, and its test.
+
+The test is the case-level sign-flip permutation test on the per-case differences of pass rates. With one
+repeat a side every difference is -1, 0 or +1 and the test is McNemar's exact test, which is what it then
+reports; with repeats it sees every case whose pass rate moved, not only the cases whose majority verdict flipped.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Final, Literal
 
 import polars as pl
 
@@ -19,6 +27,20 @@ from evalkit.stats._intervals import (
 
 MIN_T_CASES = 10
 """Below this many cases a t interval on bounded case-mean differences is too unreliable to report."""
+SIGN_FLIP_EXACT_CASES: Final = 1000
+"""Up to this many non-zero differences the sign-flip test's distribution is enumerated exactly; above, its
+normal limit is used (both tails of a symmetric sum of 1,000 or more bounded terms)."""
+_SIGN_FLIP_EXACT_WORK: Final = 50_000_000
+_MAX_DENOMINATOR: Final = 1_000_000
+
+PairedTest = Literal["mcnemar", "sign-flip"]
+TEST_NAMES: Final[dict[str, str]] = {
+    "mcnemar": "McNemar's exact test",
+    "sign-flip": "the sign-flip test on case pass rates",
+}
+"""How each paired test is named in a sentence."""
+P_LABELS: Final[dict[str, str]] = {"mcnemar": "McNemar exact p", "sign-flip": "sign-flip p"}
+"""How each paired test's p-value is labelled beside a number."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,8 +62,13 @@ class PairedComparison:
       interval has zero width), Newcombe's construction on the case means
       (:func:`paired_means_interval`).
 
-    ``significant`` is the verdict to print: McNemar's exact p below ``alpha`` (with repeats, and the
-    interval excluding 0 as well). With fewer than ``min_discordant`` discordant cases it is never true.
+    ``test`` is the paired test and ``p`` its two-sided p-value: ``"mcnemar"`` (McNemar's exact test, the
+    same number as ``mcnemar_exact_p``) when every shared case has one scored verdict a side, else
+    ``"sign-flip"`` (:func:`sign_flip_test` on the per-case differences of pass rates, which with one verdict
+    a side is McNemar's exact test). ``significant`` is ``p < alpha``: the flag the report, the per-slice table
+    and ``--require-significant`` print and use. Fewer than ``min_discordant`` cases whose verdict (or pass
+    rate, with repeats) changed can never be significant. The McNemar fields stay McNemar's test on the
+    majority verdicts.
     """
 
     run_a: str
@@ -69,11 +96,25 @@ class PairedComparison:
     ci_method: str = "t"
     alpha: float = 0.05
     significant: bool = False
+    test: PairedTest = "mcnemar"
+    p: float = 1.0
+    """The two-sided p-value of ``test``."""
 
     @property
     def min_discordant(self) -> int:
-        """The fewest discordant cases with which McNemar's exact test can be significant at ``alpha``."""
+        """The fewest cases that must change (their verdict, or with repeats their pass rate) for the paired test
+        to be significant at ``alpha``: m changed cases give at best p = 2 / 2^m."""
         return min_discordant_for_significance(alpha=self.alpha)
+
+    @property
+    def test_name(self) -> str:
+        """The paired test in words, as the report and the gate name it."""
+        return TEST_NAMES[self.test]
+
+    @property
+    def p_label(self) -> str:
+        """How the p-value is labelled beside a number ("McNemar exact p", "sign-flip p")."""
+        return P_LABELS[self.test]
 
     @property
     def table(self) -> list[list[int]]:
@@ -120,6 +161,79 @@ def mcnemar(only_a: int, only_b: int) -> tuple[float, float, float, float]:
     return (exact, midp, chi2, chi2_1_sf(chi2))
 
 
+def sign_flip_test(differences: Sequence[float]) -> float:
+    """The sign-flip permutation test of paired differences: two-sided p for "the two runs are exchangeable".
+
+    Under the null each case's two sides could have come from either run, so each difference is as likely
+    positive as negative; p is the share of the 2^m sign assignments of the m non-zero differences whose sum
+    is at least as far from 0 as the observed sum. Differences of pass rates of k repeats lie on a grid of
+    1/k steps; they are put on their common grid exactly (each as a fraction of denominator at most 10^6), and
+    the distribution of the sum is enumerated exactly by convolution up to ``SIGN_FLIP_EXACT_CASES`` non-zero
+    differences, above which (or on a grid too fine to enumerate) its normal limit with a continuity
+    correction of half the grid step is used. For differences in {-1, 0, 1} it is McNemar's exact test.
+
+    Parameters
+    ----------
+    differences:
+        Per-case differences, B - A (each case's pass rate in run B minus that in run A).
+
+    Returns
+    -------
+    The two-sided p-value, in (0, 1]; 1 when no difference is non-zero.
+
+    >>> sign_flip_test([1, 1, 1, 1, 1, 1, -1, 0, 0])  # McNemar's exact p for 6 against 1
+    0.125
+    >>> f"{sign_flip_test([-1 / 3] * 38 + [0.0, 0.0]):.2e}"
+    '7.28e-12'
+    """
+    values: dict[float, int] = {}
+    for d in differences:
+        if math.isnan(d):
+            raise ValueError("differences must be numbers, not NaN")
+        if abs(d) > 1e-12:
+            key = round(float(d), 12)
+            values[key] = values.get(key, 0) + 1
+    if not values:
+        return 1.0
+    fractions = {v: Fraction(v).limit_denominator(_MAX_DENOMINATOR) for v in values}
+    grid = 1
+    for f in fractions.values():
+        grid = grid * f.denominator // math.gcd(grid, f.denominator)
+    groups: dict[int, int] = {}  # |difference| on the common grid -> how many cases
+    observed = 0
+    for v, count in values.items():
+        step = int(fractions[v] * grid)
+        observed += step * count
+        groups[abs(step)] = groups.get(abs(step), 0) + count
+    m = sum(groups.values())
+    total = sum(size * count for size, count in groups.items())
+    if m > SIGN_FLIP_EXACT_CASES or m * total > _SIGN_FLIP_EXACT_WORK:
+        spread = math.sqrt(sum(size * size * count for size, count in groups.items()))
+        half_step = math.gcd(*groups)  # the sum moves in steps of twice the grid's common divisor
+        return min(1.0, math.erfc(max(abs(observed) - half_step, 0) / spread / math.sqrt(2.0)))
+    return _sign_flip_exact(groups, total, abs(observed))
+
+
+def _sign_flip_exact(groups: dict[int, int], total: int, observed: int) -> float:
+    """P(|S| >= observed) for S = sum of +/- size over the groups, every sign equally likely.
+
+    S = 2W - total, where W is the sum of the sizes given a plus sign; W's distribution is the convolution of
+    each group's size x Binomial(count, 1/2), every term positive, so far tails keep their relative precision.
+    """
+    import numpy as np
+
+    dist = np.ones(1)
+    for size, count in groups.items():
+        weights = [math.comb(count, j) / (1 << count) for j in range(count + 1)]
+        out = np.zeros(dist.size + size * count)
+        for j, w in enumerate(weights):
+            out[size * j : size * j + dist.size] += w * dist
+        dist = out
+    plus = np.arange(total + 1)
+    far = np.abs(2 * plus - total) >= observed
+    return min(1.0, float(dist[far].sum()))
+
+
 def case_means(verdicts: pl.DataFrame, run: str) -> pl.DataFrame:
     return (
         verdicts.filter(pl.col("run_id") == run)
@@ -141,11 +255,16 @@ def paired_frame(verdicts: pl.DataFrame, run_a: str, run_b: str, where: str = "c
     a = a.with_columns(pl.lit(True).alias("in_a"))
     b = b.with_columns(pl.lit(True).alias("in_b"))
     joined = a.join(b, on="case_id", how="full", coalesce=True)
-    return joined.with_columns(
-        pl.coalesce("slice_a", "slice_b").alias("slice"),
-        pl.col("in_a").fill_null(False),
-        pl.col("in_b").fill_null(False),
-    ).drop("slice_a", "slice_b")
+    # sorted, so sums run in one order and a comparison gives the same floats however the groups came out
+    return (
+        joined.with_columns(
+            pl.coalesce("slice_a", "slice_b").alias("slice"),
+            pl.col("in_a").fill_null(False),
+            pl.col("in_b").fill_null(False),
+        )
+        .drop("slice_a", "slice_b")
+        .sort("case_id")
+    )
 
 
 def compare_runs(
@@ -227,8 +346,12 @@ def compare_runs(
     low, high = ci if ci is not None else (math.nan, math.nan)
     exact, midp, chi2, chi2_p = mcnemar(only_a, only_b)
     alpha = round(1.0 - confidence, 12)  # 1 - 0.95 is 0.05000000000000004 in floats
-    excludes_zero = low > 0.0 or high < 0.0
-    significant = exact < alpha and (method == "newcombe" or excludes_zero)
+    test: PairedTest
+    if method == "newcombe" or not n:
+        test, p = "mcnemar", exact
+    else:
+        # with repeats the case is the unit and its pass rate the outcome: every case that moved counts
+        test, p = "sign-flip", sign_flip_test(shared.get_column("d").to_list())
     flipped = (
         shared.filter(pl.col("pass_a") != pl.col("pass_b"))
         .select(
@@ -268,7 +391,9 @@ def compare_runs(
         unscored=unscored,
         ci_method=method,
         alpha=alpha,
-        significant=significant,
+        significant=p < alpha,
+        test=test,
+        p=p,
     )
 
 

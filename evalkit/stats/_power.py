@@ -13,16 +13,36 @@ from evalkit.stats._frames import float_or_nan, require_columns, require_verdict
 from evalkit.stats._paired import case_means, paired_frame
 
 
-def _z_sum(alpha: float, power: float) -> float:
+def _z_pair(alpha: float, power: float) -> tuple[float, float]:
     if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
         raise ValueError("alpha and power must be in (0, 1)")
-    return normal_ppf(1.0 - alpha / 2.0) + normal_ppf(power)
+    return normal_ppf(1.0 - alpha / 2.0), normal_ppf(power)
 
 
 def _pair_variance(omega2: float, s2_a: float, s2_b: float, k_a: float, k_b: float) -> float:
     if min(omega2, s2_a, s2_b) < 0 or k_a < 1 or k_b < 1:
         raise ValueError("variances must be >= 0 and repeats >= 1")
     return omega2 + s2_a / k_a + s2_b / k_b
+
+
+def _grid(k_a: float, k_b: float) -> int:
+    """The common denominator of a difference of pass rates over k_a and k_b repeats (1 with one repeat)."""
+    a, b = max(1, round(k_a)), max(1, round(k_b))
+    return a * b // math.gcd(a, b)
+
+
+def _mde(n: float, var: float, z_a: float, z_b: float, grid: int) -> float:
+    """The smallest mean difference the sign-flip test detects on n differences of variance var.
+
+    The test's critical sum is z_a times the root of the sum of squared differences, n (var + delta^2) in
+    expectation; the sum itself has sd sqrt(n var). Power is reached where
+    ``delta sqrt(n) = z_a sqrt(var + delta^2) + z_b sqrt(var)``, solved in closed form, plus the exact test's
+    continuity correction, half the step of its sum (1/n with one repeat: Fleiss' correction for McNemar).
+    """
+    if n <= z_a * z_a:
+        return math.inf
+    root = math.sqrt(n) * z_b + z_a * math.sqrt(n + z_b * z_b - z_a * z_a)
+    return math.sqrt(var) * root / (n - z_a * z_a) + 1.0 / (grid * n)
 
 
 def minimum_detectable_effect(
@@ -36,11 +56,14 @@ def minimum_detectable_effect(
     alpha: float = 0.05,
     power: float = 0.8,
 ) -> float:
-    """Smallest true difference a two-sided test at ``alpha`` detects with ``power`` on n cases.
+    """Smallest true difference evalkit's paired test at ``alpha`` detects with ``power`` on n cases.
 
-    delta = (z_{1-alpha/2} + z_{power}) * sqrt((omega2 + s2_a/k_a + s2_b/k_b) / n), where omega2 is the
-    variance across cases of the true paired difference and s2_a, s2_b the mean within-case variances of
-    runs with k_a, k_b repeats.
+    The paired test is the sign-flip test on per-case differences of pass rates (McNemar's exact test with one
+    repeat). With v = omega2 + s2_a/k_a + s2_b/k_b the variance across cases of a case's difference (omega2:
+    of the true paired difference; s2_a, s2_b: the mean within-case variances of runs with k_a, k_b repeats),
+    delta solves ``delta sqrt(n) = z_{1-alpha/2} sqrt(v + delta^2) + z_{power} sqrt(v)`` (Connor's equation
+    for McNemar's test, with v + delta^2 the discordant share), plus the continuity correction
+    ``1 / (n lcm(k_a, k_b))``, half the step of the test's sum (Fleiss' correction with one repeat).
 
     Parameters
     ----------
@@ -59,14 +82,15 @@ def minimum_detectable_effect(
 
     Returns
     -------
-    The minimum detectable effect, as a difference of proportions (inf for n <= 0).
+    The minimum detectable effect, as a difference of proportions (inf for n <= z_{1-alpha/2}^2, under 4).
 
     >>> round(minimum_detectable_effect(200, 0.05), 4)
-    0.0443
+    0.0499
     """
+    z_a, z_b = _z_pair(alpha, power)
     if n <= 0:
         return math.inf
-    return _z_sum(alpha, power) * math.sqrt(_pair_variance(omega2, s2_a, s2_b, k_a, k_b) / n)
+    return _mde(n, _pair_variance(omega2, s2_a, s2_b, k_a, k_b), z_a, z_b, _grid(k_a, k_b))
 
 
 def cases_needed(
@@ -80,7 +104,7 @@ def cases_needed(
     alpha: float = 0.05,
     power: float = 0.8,
 ) -> int:
-    """Cases needed for :func:`minimum_detectable_effect` to reach ``effect`` (rounded up).
+    """Cases needed for :func:`minimum_detectable_effect` to reach ``effect``.
 
     Parameters
     ----------
@@ -91,17 +115,32 @@ def cases_needed(
 
     Returns
     -------
-    The smallest number of cases (at least 1) whose MDE is at most ``effect``.
+    The smallest number of cases whose MDE is at most ``effect``.
 
     >>> cases_needed(0.05, 0.05)
-    157
+    200
     """
     if effect <= 0:
         raise ValueError(f"effect must be positive, got {effect}")
+    z_a, z_b = _z_pair(alpha, power)
     v = _pair_variance(omega2, s2_a, s2_b, k_a, k_b)
-    n = (_z_sum(alpha, power) / effect) ** 2 * v
-    # Guard against float noise pushing an exact integer just above itself.
-    return max(1, math.ceil(n - 1e-9))
+    grid = _grid(k_a, k_b)
+
+    def enough(m: int) -> bool:
+        return _mde(m, v, z_a, z_b, grid) <= effect
+
+    # Connor's n without the continuity correction is a lower bound; double up to a bound, then bisect
+    low = max(1, math.floor((z_a * math.sqrt(v + effect**2) + z_b * math.sqrt(v)) ** 2 / effect**2))
+    high = max(low, 4)
+    while not enough(high):
+        low, high = high, 2 * high
+    while low < high:
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return high
 
 
 def mcnemar_cases_needed(effect: float, *, discordant: float, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -144,8 +183,9 @@ def mcnemar_cases_needed(effect: float, *, discordant: float, alpha: float = 0.0
 class PowerPlan:
     """Variance components measured from runs and the MDE they imply.
 
-    ``method`` is "paired" (omega2 from per-case differences of run means) or "unpaired" (no baseline:
-    omega2 = 2 p(1-p), s2 terms 0).
+    ``method`` is "paired" (omega2 from per-case differences of run means) or "unpaired" (no baseline: two
+    runs like this one, the variance of a case's pass rate taken for each side at its own rate). ``test`` is
+    the paired test the MDE is the power of: "mcnemar" with one repeat a side, else "sign-flip".
     """
 
     method: str
@@ -159,6 +199,11 @@ class PowerPlan:
     alpha: float
     power: float
     mde: float
+    test: str = "mcnemar"
+
+
+def _test_of(k_a: float, k_b: float) -> str:
+    return "mcnemar" if _grid(k_a, k_b) == 1 else "sign-flip"
 
 
 def estimate_mde(
@@ -176,12 +221,18 @@ def estimate_mde(
 
     Paired (``run_b`` given): ``var_diff`` is the variance of per-case differences of repeat means, which
     already holds the within-case noise; omega2 removes it, ``max(var_diff - s2_a/K_a - s2_b/K_b, 0)``
-    (K the harmonic mean of observed repeats), so planning with other k does not count it twice. At the
-    observed design the MDE is (z_{1-alpha/2} + z_power) times the paired SE.
-    Unpaired fallback (no baseline): omega2 = 2 p(1-p) for the mean case pass rate p of ``run_a``, the
-    variance of the difference of two independent runs of one repeat; it already holds within-case noise
-    at k = 1, so s2 terms are 0 and the result is conservative for k > 1.
-    Defaults: n, k_a, k_b as observed.
+    (K the harmonic mean of observed repeats), so planning with other k does not count it twice. The MDE is
+    :func:`minimum_detectable_effect` of these terms (at the observed design, of ``var_diff``); 0 when
+    ``var_diff`` is 0, since a comparison in which no case moved says nothing about the next one.
+
+    Unpaired (no baseline): the MDE between two runs like ``run_a`` (its cases, repeats and spread), for a
+    change that may move each case differently. A case's pass rate over k repeats varies across cases by
+    ``b q(1-q) + w q(1-q) / k`` at a rate q, where ``w = s2 / (p(1-p))`` is the share of the variance within
+    cases (s2: the mean within-case variance, measured with repeats; 0 with one repeat) and ``b = 1 - w``. For a
+    change delta, ``var_diff = v(p) + v(p')`` with p' = p moved delta towards 1/2 (the harder direction), and the
+    MDE is the delta that :func:`minimum_detectable_effect` returns for it (found by fixed-point iteration). With
+    one repeat v(q) = q(1-q): the two-proportion variance. Defaults: n, k_a, k_b as observed (for the unpaired
+    plan, k_b defaults to k_a).
 
     Parameters
     ----------
@@ -190,7 +241,7 @@ def estimate_mde(
     run_a:
         The reference run (the only run, unpaired).
     run_b:
-        The run compared with it; None for the unpaired fallback.
+        The run compared with it; None for the unpaired plan.
     alpha, power:
         As for :func:`minimum_detectable_effect`.
     n, k_a, k_b:
@@ -204,42 +255,102 @@ def estimate_mde(
     >>> v = pl.DataFrame({"run_id": ["A"] * 100, "case_id": [f"c{i}" for i in range(100)],
     ...                   "slice": ["s"] * 100, "status": ["pass"] * 70 + ["fail"] * 30})
     >>> plan = estimate_mde(v, "A")
-    >>> plan.method, plan.n, round(plan.omega2, 2), round(plan.mde, 4)
-    ('unpaired', 100, 0.42, 0.1816)
+    >>> plan.method, plan.n, round(plan.var_diff, 2), round(plan.mde, 4)
+    ('unpaired', 100, 0.46, 0.2054)
     """
     require_verdicts(verdicts, "estimate_mde")
     require_columns(verdicts, ["run_id", "case_id", "slice", "status"], "estimate_mde")
     if run_b is None:
-        a = case_means(verdicts, run_a).filter(pl.col("k") > 0)
-        p = float_or_nan(a.get_column("mean").mean()) if a.height else math.nan
-        omega2 = 2.0 * p * (1.0 - p)
-        n_use = a.height if n is None else n
-        mde = minimum_detectable_effect(n_use, omega2, alpha=alpha, power=power) if a.height else math.nan
-        return PowerPlan("unpaired", n_use, omega2, 0.0, 0.0, 1.0, 1.0, omega2, alpha, power, mde)
+        return _unpaired(verdicts, run_a, alpha=alpha, power=power, n=n, k_a=k_a, k_b=k_b)
     joined = paired_frame(verdicts, run_a, run_b, "estimate_mde")
     shared = joined.filter(pl.col("in_a") & pl.col("in_b") & (pl.col("k_a") > 0) & (pl.col("k_b") > 0))
     kf_a, kf_b = pl.col("k_a").cast(pl.Float64), pl.col("k_b").cast(pl.Float64)
-    wv_a = pl.when(kf_a >= 2).then(pl.col("mean_a") * (1.0 - pl.col("mean_a")) * kf_a / (kf_a - 1.0))
-    wv_b = pl.when(kf_b >= 2).then(pl.col("mean_b") * (1.0 - pl.col("mean_b")) * kf_b / (kf_b - 1.0))
     m = shared.select(
         pl.len().cast(pl.Int64).alias("n"),
         (pl.col("mean_b") - pl.col("mean_a")).var(ddof=1).alias("var_diff"),
-        wv_a.otherwise(None).mean().fill_null(0.0).alias("s2_a"),
-        wv_b.otherwise(None).mean().fill_null(0.0).alias("s2_b"),
+        _within(pl.col("mean_a"), kf_a).alias("s2_a"),
+        _within(pl.col("mean_b"), kf_b).alias("s2_b"),
         (1.0 / (1.0 / kf_a).mean()).alias("k_a"),
         (1.0 / (1.0 / kf_b).mean()).alias("k_b"),
     ).row(0, named=True)
     n_obs = int(m["n"])
     var_diff, s2_a, s2_b = float_or_nan(m["var_diff"]), float_or_nan(m["s2_a"]), float_or_nan(m["s2_b"])
     ka_obs, kb_obs = float_or_nan(m["k_a"]), float_or_nan(m["k_b"])
-    if n_obs < 2 or math.isnan(var_diff):
-        nan = math.nan
-        return PowerPlan("paired", n_obs, nan, s2_a, s2_b, ka_obs, kb_obs, nan, alpha, power, nan)
-    omega2 = max(var_diff - s2_a / ka_obs - s2_b / kb_obs, 0.0)
-    n_use = n_obs if n is None else n
     ka = ka_obs if k_a is None else k_a
     kb = kb_obs if k_b is None else k_b
-    mde = minimum_detectable_effect(
-        n_use, omega2, s2_a=s2_a, s2_b=s2_b, k_a=ka, k_b=kb, alpha=alpha, power=power
+    test = _test_of(ka, kb) if n_obs else "mcnemar"
+    if n_obs < 2 or math.isnan(var_diff):
+        nan = math.nan
+        return PowerPlan("paired", n_obs, nan, s2_a, s2_b, ka_obs, kb_obs, nan, alpha, power, nan, test)
+    omega2 = max(var_diff - s2_a / ka_obs - s2_b / kb_obs, 0.0)
+    n_use = n_obs if n is None else n
+    mde = 0.0
+    if var_diff > 0.0:
+        mde = minimum_detectable_effect(
+            n_use, omega2, s2_a=s2_a, s2_b=s2_b, k_a=ka, k_b=kb, alpha=alpha, power=power
+        )
+    return PowerPlan("paired", n_use, omega2, s2_a, s2_b, ka, kb, var_diff, alpha, power, mde, test)
+
+
+def _within(mean: pl.Expr, k: pl.Expr) -> pl.Expr:
+    """The mean over cases with two or more scored repeats of the unbiased within-case variance (0 if none)."""
+    return pl.when(k >= 2).then(mean * (1.0 - mean) * k / (k - 1.0)).otherwise(None).mean().fill_null(0.0)
+
+
+def _unpaired(
+    verdicts: pl.DataFrame,
+    run_a: str,
+    *,
+    alpha: float,
+    power: float,
+    n: int | None,
+    k_a: float | None,
+    k_b: float | None,
+) -> PowerPlan:
+    """The plan for two runs like ``run_a``; see :func:`estimate_mde`."""
+    a = case_means(verdicts, run_a).filter(pl.col("k") > 0)
+    kf = pl.col("k").cast(pl.Float64)
+    m = a.select(
+        pl.col("mean").mean().alias("p"),
+        _within(pl.col("mean"), kf).alias("s2"),
+        (1.0 / (1.0 / kf).mean()).alias("k"),
+    ).row(0, named=True)
+    n_use = a.height if n is None else n
+    if not a.height:
+        nan = math.nan
+        return PowerPlan("unpaired", n_use, nan, 0.0, 0.0, 1.0, 1.0, nan, alpha, power, nan)
+    p, s2 = float(m["p"]), float(m["s2"])
+    ka = float(m["k"]) if k_a is None else k_a
+    kb = ka if k_b is None else k_b
+    pq = p * (1.0 - p)
+    within = min(max(s2 / pq, 0.0), 1.0) if pq > 0.0 else 0.0
+
+    def terms(delta: float) -> tuple[float, float, float]:
+        """omega2 (between cases, both sides), s2 of A, s2 of B, for a change of delta towards 1/2."""
+        q = min(max(p + delta if p < 0.5 else p - delta, 0.0), 1.0)
+        qq = q * (1.0 - q)
+        return (1.0 - within) * (pq + qq), within * pq, within * qq
+
+    def mde_at(delta: float) -> float:
+        omega2, s2_a, s2_b = terms(delta)
+        return minimum_detectable_effect(
+            n_use, omega2, s2_a=s2_a, s2_b=s2_b, k_a=ka, k_b=kb, alpha=alpha, power=power
+        )
+
+    # the MDE grows as the change it assumes moves the rate towards 1/2: the smallest fixed point, from below
+    room = max(p, 1.0 - p)
+    delta = mde_at(0.0)
+    for _ in range(200):
+        if not delta <= room:
+            delta = math.inf
+            break
+        nxt = mde_at(delta)
+        if abs(nxt - delta) < 1e-12:
+            delta = nxt
+            break
+        delta = nxt
+    omega2, s2_a, s2_b = terms(delta if math.isfinite(delta) else room)
+    var = _pair_variance(omega2, s2_a, s2_b, ka, kb)
+    return PowerPlan(
+        "unpaired", n_use, omega2, s2_a, s2_b, ka, kb, var, alpha, power, delta, _test_of(ka, kb)
     )
-    return PowerPlan("paired", n_use, omega2, s2_a, s2_b, ka, kb, var_diff, alpha, power, mde)

@@ -116,7 +116,9 @@ def test_accept_stores_each_cases_first_repeat_output_and_checks(
     target = tmp_path / "baseline.json"
     done = accept(runs["before"], to=target)
     data = json.loads(target.read_text(encoding="utf-8"))
-    assert data["format_version"] == 2 and set(data["outputs"]) == set(data["cases"])
+    # the run has two repeats: format 3 keeps each repeat's verdict as well
+    assert data["format_version"] == 3 and set(data["outputs"]) == set(data["cases"]) == set(data["repeats"])
+    assert data["repeats"]["c07"] == ["pass", "fail"] and data["repeats"]["c00"] == ["pass", "pass"]
     _, rows = read_run(runs["before"])
     first = rows.filter(pl.col("repeat") == 0)
     for case_id in ("c00", "c07", "c31"):
@@ -189,10 +191,11 @@ def test_the_reference_exposes_stored_rows_in_a_runs_shape(runs: dict[str, Path]
 
 
 def _format_1(target: Path, source: Path) -> Path:
-    """An older evalkit's file: the verdicts-only baseline, as format 1."""
+    """An older evalkit's file: the verdicts-only baseline (one majority verdict per case), as format 1."""
     accept(source, to=target, outputs=False)
-    text = target.read_text(encoding="utf-8").replace('"format_version": 2', '"format_version": 1')
-    target.write_text(text, encoding="utf-8")
+    old = load_baseline(target).model_copy(update={"format_version": 1, "repeats": None})
+    target.write_text(dump_baseline(old), encoding="utf-8")
+    assert '"repeats": {' not in target.read_text(encoding="utf-8")
     return target
 
 
@@ -207,10 +210,14 @@ def test_a_format_1_baseline_still_loads_and_says_to_re_save_it(
     assert ref.output_rows is None and ref.outputs_note is not None
     assert "format-1" in ref.outputs_note and "Re-save the baseline" in ref.outputs_note
     assert "evalkit baseline accept" in ref.outputs_note
-    # re-saving from the same run adds the outputs, without --force: the bar does not move
+    # the run had two repeats: the file says it keeps only majority verdicts, and what that does
+    assert ref.majority_only and ref.repeats_note is not None
+    assert "2-repeat run" in ref.repeats_note and "majority verdicts on both sides" in ref.repeats_note
+    # re-saving from the same run adds the outputs and the repeats, without --force: the bar does not move
     done = accept(runs["before"], to=old)
-    assert not done.unchanged and done.baseline.outputs is not None
-    assert load_baseline(old).format_version == 2 and load_baseline(old).cases == baseline.cases
+    assert not done.unchanged and done.baseline.outputs is not None and done.baseline.repeats is not None
+    assert load_baseline(old).format_version == 3 and load_baseline(old).cases == baseline.cases
+    assert load_reference(old).repeats_note is None
     assert accept(runs["before"], to=old).unchanged
 
 
@@ -218,13 +225,26 @@ def test_the_gate_decides_alike_with_and_without_outputs(runs: dict[str, Path], 
     full = accept(runs["before"], to=tmp_path / "full" / "baseline.json").path
     old = _format_1(tmp_path / "old" / "baseline.json", runs["before"])
     bare = accept(runs["before"], to=tmp_path / "bare" / "baseline.json", outputs=False).path
-    outcomes = [run_gate(runs["after"], b) for b in (full, old, bare)]
+    outcomes = [run_gate(runs["after"], b) for b in (full, old, bare, runs["before"])]
     assert {o.exit_code for o in outcomes} == {1}  # c00..c03 regressed
-    texts = {o.text.replace(str(b), "B") for o, b in zip(outcomes, (full, old, bare), strict=True)}
-    assert len(texts) == 1
-    p = outcomes[0].comparison.paired
-    # c00..c03 break; c07 (a tie of its two repeats, so a fail in the baseline) and c35 mend
-    assert (p.only_a, p.only_b) == (4, 2)
+    # with and without outputs, and against the run directory itself, the gate says the same
+    texts = [o.text.replace(str(b), "B") for o, b in zip(outcomes, (full, old, bare), strict=False)]
+    assert texts[0] == texts[2]
+    mine, theirs = (o.comparison.paired for o in (outcomes[0], outcomes[3]))
+    assert (mine.diff, mine.ci_low, mine.ci_high, mine.p, mine.test) == (
+        theirs.diff,
+        theirs.ci_low,
+        theirs.ci_high,
+        theirs.p,
+        theirs.test,
+    )
+    # the format-1 file keeps majority verdicts of a two-repeat run: both sides compare on majorities, and
+    # the comparison says so
+    assert "majority verdicts on both sides" in texts[1] and outcomes[1].comparison.paired.test == "mcnemar"
+    for o in outcomes:
+        p = o.comparison.paired
+        # c00..c03 break; c07 (a tie of its two repeats, so a fail in the baseline) and c35 mend
+        assert (p.only_a, p.only_b) == (4, 2)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -245,7 +265,11 @@ def test_no_outputs_keeps_verdicts_only_and_help_states_the_defaults(
     assert proc.returncode == 0, proc.stderr
     assert "verdicts only" in proc.stdout
     data = json.loads(target.read_text(encoding="utf-8"))
-    assert "outputs" not in data and data["format_version"] == 2 and len(data["cases"]) == N
+    assert (
+        "outputs" not in data
+        and data["format_version"] == 3
+        and len(data["cases"]) == len(data["repeats"]) == N
+    )
     note = load_reference(target).outputs_note
     assert note is not None and "--no-outputs" in note
     again = _cli("accept", str(runs["before"]), "--to", str(target))

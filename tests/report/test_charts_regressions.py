@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import stats as sps
+from scipy.optimize import brentq
 
 import evalkit as ek
 from evalkit._report import (
@@ -88,12 +89,18 @@ def test_mde_curve_evaluates_the_plan_at_each_size() -> None:
         assert here.get_column("n").to_list() == [plan.n] == [30]
         assert here.item(0, "mde") == pytest.approx(plan.mde)  # estimate_mde's own figure at the suite's size
         assert mine.get_column("mde").is_sorted(descending=True)
-    # the MDE falls as 1/sqrt(n), with the normal quantiles of a two-sided 5% test at 80% power
-    z = float(sps.norm.ppf(0.975) + sps.norm.ppf(0.8))
+    # each size's figure is the sign-flip test's MDE of the plan's variance: the root of its power equation plus
+    # the continuity correction, 1 / (k n); it falls about as 1/sqrt(n)
     at = mde_curve({"x": single}, sizes=[25, 100])
     got = dict(zip(at.get_column("n"), at.get_column("mde"), strict=True))
-    assert got[25] == pytest.approx(z * math.sqrt(single.omega2 / 25))
-    assert got[25] == pytest.approx(2 * got[100])
+    v = single.omega2 + single.s2_a / single.k_a + single.s2_b / single.k_b
+    za, zb = sps.norm.ppf(0.975), sps.norm.ppf(0.8)
+    for n in (25, 100):
+        delta = brentq(
+            lambda d, n=n: d * math.sqrt(n) - za * math.sqrt(v + d * d) - zb * math.sqrt(v), 1e-9, 9
+        )
+        assert got[n] == pytest.approx(delta + 1 / (round(single.k_a) * n))
+    assert 1.8 < got[25] / got[100] < 2.6
     assert not at.get_column("current").any()
 
 

@@ -1,8 +1,10 @@
-"""Paired comparisons against scipy / statsmodels: the t interval on case means and McNemar."""
+"""Paired comparisons against scipy / statsmodels: the t interval on case means, McNemar, and the sign-flip test."""
 
 from __future__ import annotations
 
+import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -176,3 +178,91 @@ def test_swapping_runs_flips_sign_and_swaps_discordant(pairs: list[tuple[list[st
     assert sorted(ab.flipped.select("case_id", "direction").rows()) == sorted(
         (case, flipped_back[d]) for case, d in ba.flipped.select("case_id", "direction").rows()
     )
+    assert ab.p == ba.p and ab.test == ba.test and ab.significant is ba.significant
+
+
+def _brute_force_sign_flip(d: list[Fraction]) -> float:
+    """P(|sum of the differences with random signs| >= |observed sum|), over every sign pattern, in fractions."""
+    moved = [x for x in d if x != 0]
+    observed = abs(sum(moved))
+    hits = sum(
+        1
+        for signs in itertools.product((1, -1), repeat=len(moved))
+        if abs(sum(s * x for s, x in zip(signs, moved, strict=True))) >= observed
+    )
+    return hits / 2 ** len(moved)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), min_size=1, max_size=13),
+)
+def test_sign_flip_test_against_enumeration_and_scipy(
+    k_a: int, k_b: int, draws: list[tuple[int, int]]
+) -> None:
+    d = [Fraction(x % (k_b + 1), k_b) - Fraction(y % (k_a + 1), k_a) for x, y in draws]
+    got = stats.sign_flip_test([float(x) for x in d])
+    assert got == pytest.approx(_brute_force_sign_flip(d), abs=1e-12)
+    values = np.array([float(x) for x in d])
+    if len(d) >= 2 and sum(d) != 0:  # scipy compares float sums with a tolerance; an exact 0 sum is p = 1
+        ref = sps.permutation_test(
+            (values,), np.sum, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+        )
+        assert got == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 1), (3, 9), (12, 2), (25, 25), (40, 61), (400, 350), (600, 700)])
+def test_sign_flip_test_on_single_verdicts_is_mcnemars_exact_test(b: int, c: int) -> None:
+    d = [-1.0] * b + [1.0] * c + [0.0] * 7
+    expected = sps.binomtest(b, b + c, 0.5).pvalue
+    # exact up to SIGN_FLIP_EXACT_CASES moved cases; above, the normal limit with its continuity correction
+    rel = 1e-9 if b + c <= stats.SIGN_FLIP_EXACT_CASES else 0.01
+    assert stats.sign_flip_test(d) == pytest.approx(expected, rel=rel, abs=1e-300)
+    assert stats.sign_flip_test(d) == pytest.approx(stats.mcnemar(b, c)[0], rel=rel, abs=1e-300)
+
+
+def test_sign_flip_test_above_the_exact_limit_uses_its_normal_limit() -> None:
+    rng = np.random.default_rng(4)
+    n = stats.SIGN_FLIP_EXACT_CASES + 200
+    d = rng.integers(0, 4, n) / 3 - rng.integers(0, 4, n) / 3 + 0.01 * (rng.random(n) < 0.6)
+    got = stats.sign_flip_test(list(d))
+    ref = sps.permutation_test(
+        (d,), np.sum, permutation_type="samples", n_resamples=40_000, alternative="two-sided", random_state=1
+    )
+    assert 0.001 < got < 0.999
+    assert got == pytest.approx(ref.pvalue, abs=4 * math.sqrt(ref.pvalue * (1 - ref.pvalue) / 40_000) + 0.002)
+    # at the limit the exact distribution and the normal one agree
+    m = stats.SIGN_FLIP_EXACT_CASES
+    moved = rng.integers(0, 4, m) / 3 - rng.integers(0, 4, m) / 3
+    moved = np.where(moved == 0, 1 / 3, moved)
+    exact = stats.sign_flip_test(list(moved))
+    normal = stats.sign_flip_test([*moved, 0.001, -0.001])  # two more moved cases: the normal limit
+    assert exact == pytest.approx(normal, abs=0.01)
+    assert stats.sign_flip_test([0.0, 0.0]) == 1.0
+
+
+def test_with_repeats_significance_comes_from_the_sign_flip_test() -> None:
+    # issue 23, reproduction 2: 40 cases passing 3/3 against 38 of them passing 2/3. McNemar on the majority
+    # verdicts sees no change (p = 1); the t test on case means gives p = 5.6e-27; the sign-flip test, which
+    # sees the 38 cases that moved, gives 2 / 2^38.
+    v = verdicts_from({"A": [["pass"] * 3] * 40, "B": [["pass", "pass", "fail"]] * 38 + [["pass"] * 3] * 2})
+    c = stats.compare_runs(v, "A", "B")
+    assert c.diff == pytest.approx(-38 / 120) and c.mcnemar_exact_p == 1.0
+    assert f"{c.t_pvalue:.1e}" == "5.5e-27"
+    assert c.test == "sign-flip" and c.p == pytest.approx(2 / 2**38) and c.significant
+    assert c.p_label == "sign-flip p" and c.test_name == "the sign-flip test on case pass rates"
+    # against scipy on the case means
+    ref = sps.permutation_test(
+        (case_means(v, "B") - case_means(v, "A"),), np.sum, permutation_type="samples", n_resamples=np.inf
+    )
+    assert c.p == pytest.approx(ref.pvalue, rel=1e-9)
+    # with one verdict a side the test is McNemar's, reported as such
+    one = stats.compare_runs(paired_verdicts(seed=3, n=80, k=1), "A", "B")
+    assert one.test == "mcnemar" and one.p == one.mcnemar_exact_p and one.significant is (one.p < 0.05)
+    many = stats.compare_runs(paired_verdicts(seed=3, n=80, k=3), "A", "B")
+    d = case_means(paired_verdicts(seed=3, n=80, k=3), "B") - case_means(
+        paired_verdicts(seed=3, n=80, k=3), "A"
+    )
+    assert many.test == "sign-flip" and many.p == pytest.approx(stats.sign_flip_test(list(d)), abs=1e-15)

@@ -1,4 +1,5 @@
-"""Minimum detectable effect and cases needed, against statsmodels power."""
+"""Minimum detectable effect and cases needed: the sign-flip test's power, against Connor's McNemar formula and a
+numerical solution of its power equation."""
 
 from __future__ import annotations
 
@@ -8,50 +9,50 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import stats as sps
+from scipy.optimize import brentq
 from stats_testdata import (
     EXACT,
+    bernoulli_statuses,
     case_means,
     paired_verdicts,
     verdicts_from,
 )
-from statsmodels.stats.power import NormalIndPower, zt_ind_solve_power
 
 import evalkit.stats as stats
 from evalkit.errors import EvalkitError
 
 
+def reference_mde(n: int, v: float, *, k: int = 1, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The sign-flip test's MDE, solved numerically: the root of Connor's power equation with v + delta^2 the
+    mean squared difference, plus the continuity correction of half the test's step, 1 / (k n)."""
+    za, zb = sps.norm.ppf(1 - alpha / 2), sps.norm.ppf(power)
+    root = brentq(lambda d: d * math.sqrt(n) - za * math.sqrt(v + d * d) - zb * math.sqrt(v), 1e-12, 50.0)
+    return float(root) + 1.0 / (k * n)
+
+
 def test_mde_hand_computation() -> None:
-    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
     got = stats.minimum_detectable_effect(200, 0.05, s2_a=0.2, s2_b=0.15, k_a=3, k_b=5)
-    assert got == pytest.approx(z * math.sqrt((0.05 + 0.2 / 3 + 0.15 / 5) / 200), abs=EXACT)
-    z90 = sps.norm.ppf(0.995) + sps.norm.ppf(0.9)
+    assert got == pytest.approx(reference_mde(200, 0.05 + 0.2 / 3 + 0.15 / 5, k=15), abs=EXACT)
     got = stats.minimum_detectable_effect(50, 0.1, alpha=0.01, power=0.9)
-    assert got == pytest.approx(z90 * math.sqrt(0.1 / 50), abs=EXACT)
+    assert got == pytest.approx(reference_mde(50, 0.1, alpha=0.01, power=0.9), abs=EXACT)
     assert stats.minimum_detectable_effect(0, 0.1) == math.inf
+    assert stats.minimum_detectable_effect(3, 0.1) == math.inf  # n <= z^2: no sample that small can reach 80%
 
 
-def test_mde_matches_statsmodels_power() -> None:
-    n, omega2, s2, k = 300, 0.04, 0.18, 4
-    sd = math.sqrt(omega2 + 2 * s2 / k)
-    mde = stats.minimum_detectable_effect(n, omega2, s2_a=s2, s2_b=s2, k_a=k, k_b=k)
-    # Paired: a one-sample z test on the differences (ratio=0). The (z_{a/2} + z_b) formula ignores the far
-    # tail, so it coincides exactly with a one-sided test at alpha/2.
-    power = NormalIndPower().power(mde / sd, nobs1=n, alpha=0.025, ratio=0, alternative="larger")
-    assert power == pytest.approx(0.8, abs=EXACT)
-    solved = NormalIndPower().solve_power(
-        None, nobs1=n, alpha=0.025, power=0.8, ratio=0, alternative="larger"
+def test_mde_is_connors_mcnemar_power_with_one_repeat() -> None:
+    # With one repeat a case's difference is -1, 0 or 1, the sign-flip test is McNemar's exact test, and
+    # v + delta^2 is the discordant share: the MDE without its continuity correction inverts Connor (1987).
+    for n, v in [(300, 0.2), (120, 0.15), (40, 0.3)]:
+        mde = stats.minimum_detectable_effect(n, v)
+        delta = mde - 1.0 / n
+        za = sps.norm.ppf(0.975)
+        power = sps.norm.cdf((delta * math.sqrt(n) - za * math.sqrt(v + delta**2)) / math.sqrt(v))
+        assert power == pytest.approx(0.8, abs=1e-9)
+        assert stats.mcnemar_cases_needed(delta * (1 + 1e-9), discordant=v + delta**2) == n
+    # the continuity correction is half the step of the test's sum: 1/n with one repeat, 1/(n lcm(k_a, k_b))
+    assert stats.minimum_detectable_effect(100, 0.1, k_a=3, k_b=3) - reference_mde(100, 0.1 / 1, k=3) == (
+        pytest.approx(0.0, abs=EXACT)
     )
-    assert mde / sd == pytest.approx(solved, rel=1e-5)
-    two_sided = NormalIndPower().power(mde / sd, nobs1=n, alpha=0.05, ratio=0)
-    assert two_sided == pytest.approx(0.8, abs=1e-6)
-    # Unpaired: two independent proportions with p(1-p) each.
-    p = 0.7
-    mde_u = stats.minimum_detectable_effect(n, 2 * p * (1 - p))
-    d = mde_u / math.sqrt(p * (1 - p))
-    assert NormalIndPower().power(d, nobs1=n, alpha=0.025, ratio=1, alternative="larger") == pytest.approx(
-        0.8, abs=EXACT
-    )
-    assert d == pytest.approx(zt_ind_solve_power(None, n, 0.025, 0.8, 1.0, "larger"), rel=1e-5)
 
 
 def test_cases_needed_inverts_mde() -> None:
@@ -59,9 +60,11 @@ def test_cases_needed_inverts_mde() -> None:
         n = stats.cases_needed(effect, omega2, s2_a=s2, s2_b=s2, k_a=k, k_b=k)
         assert stats.minimum_detectable_effect(n, omega2, s2_a=s2, s2_b=s2, k_a=k, k_b=k) <= effect
         assert stats.minimum_detectable_effect(n - 1, omega2, s2_a=s2, s2_b=s2, k_a=k, k_b=k) > effect
-        sd = math.sqrt(omega2 + 2 * s2 / k)
-        n_sm = NormalIndPower().solve_power(effect / sd, None, 0.025, 0.8, ratio=0, alternative="larger")
-        assert n == math.ceil(n_sm - 1e-6)
+        # at least Connor's n, which has no continuity correction
+        v = omega2 + 2 * s2 / k
+        za, zb = sps.norm.ppf(0.975), sps.norm.ppf(0.8)
+        assert n >= (za * math.sqrt(v + effect**2) + zb * math.sqrt(v)) ** 2 / effect**2
+    assert stats.cases_needed(0.05, 0.0) == 20  # no variance: the continuity correction alone, 1 / n
     with pytest.raises(ValueError):
         stats.cases_needed(0.0, 0.1)
 
@@ -76,25 +79,50 @@ def test_estimate_mde_paired_decomposition() -> None:
     s2_b = fb.to_numpy().reshape(400, 4).var(axis=1, ddof=1).mean()
     var_diff = (b - a).var(ddof=1)
     assert plan.method == "paired" and plan.n == 400 and plan.k_a == pytest.approx(4.0)
+    assert plan.test == "sign-flip"
     assert plan.s2_a == pytest.approx(s2_a, abs=EXACT) and plan.s2_b == pytest.approx(s2_b, abs=EXACT)
     assert plan.var_diff == pytest.approx(var_diff, abs=EXACT)
     assert plan.omega2 == pytest.approx(var_diff - s2_a / 4 - s2_b / 4, abs=EXACT)
-    # At the observed design the MDE is (z_{a/2} + z_b) times the paired standard error.
-    se = stats.compare_runs(v, "A", "B").se
-    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
-    assert plan.mde == pytest.approx(z * se, abs=EXACT)
+    # at the observed design the MDE is the sign-flip test's for the observed variance of the differences
+    assert plan.mde == pytest.approx(reference_mde(400, var_diff, k=4), abs=EXACT)
     more = stats.estimate_mde(v, "A", "B", k_a=16, k_b=16, n=1600)
     assert more.mde < plan.mde / 2
 
 
-def test_estimate_mde_unpaired_fallback() -> None:
-    v = paired_verdicts(seed=2, n=250, k=1)
+def _one_run(p: np.ndarray, k: int, seed: int) -> pl.DataFrame:
+    return verdicts_from({"A": bernoulli_statuses(np.random.default_rng(seed), p, k)})
+
+
+def test_estimate_mde_unpaired_with_one_repeat_is_the_two_proportion_mde() -> None:
+    v = paired_verdicts(seed=2, n=250, k=1).filter(pl.col("run_id") == "A")
     plan = stats.estimate_mde(v, "A")
     p = case_means(v, "A").mean()
-    assert plan.method == "unpaired" and plan.n == 250
-    assert plan.omega2 == pytest.approx(2 * p * (1 - p), abs=EXACT)
-    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
-    assert plan.mde == pytest.approx(z * math.sqrt(2 * p * (1 - p) / 250), abs=EXACT)
+    assert plan.method == "unpaired" and plan.n == 250 and plan.test == "mcnemar"
+    # the change moves the rate towards 1/2, where a pass rate varies most; v = p(1-p) + q(1-q) at the new rate q
+    q = p + plan.mde if p < 0.5 else p - plan.mde
+    assert plan.var_diff == pytest.approx(p * (1 - p) + q * (1 - q), abs=1e-9)
+    assert plan.mde == pytest.approx(reference_mde(250, plan.var_diff), abs=1e-9)
+    # larger than the figure of the variance at the old rate alone, which 80% power needs
+    za, zb = sps.norm.ppf(0.975), sps.norm.ppf(0.8)
+    assert plan.mde > (za + zb) * math.sqrt(2 * p * (1 - p) / 250)
+
+
+def test_the_single_run_mde_accounts_for_repeats() -> None:
+    # issue 23: a flaky suite run with 5 repeats claimed an MDE as if it had one (24.9 pts), while two reruns of
+    # it compare with an MDE of 10.0-11.6. Here 60 cases, each passing 65% of the time.
+    p = np.full(60, 0.65)
+    run = _one_run(p, 5, seed=1)
+    plan = stats.estimate_mde(run, "A")
+    old = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * math.sqrt(2 * 0.65 * 0.35 / 60)
+    assert plan.test == "sign-flip" and plan.k_a == pytest.approx(5.0)
+    observed = []
+    for seed in range(2, 14):
+        again = _one_run(p, 5, seed=seed).with_columns(pl.lit("B").alias("run_id"))
+        observed.append(stats.estimate_mde(pl.concat([run, again]), "A", "B").mde)
+    assert plan.mde < old / 1.8
+    assert min(observed) * 0.9 < plan.mde < max(observed) * 1.3
+    one = stats.estimate_mde(run.filter(pl.col("repeat") == 0), "A")
+    assert one.test == "mcnemar" and one.mde > 2 * plan.mde
 
 
 def test_estimate_mde_too_few_cases() -> None:
