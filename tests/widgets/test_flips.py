@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ def _old_baseline(before: ek.Run, folder: Path) -> Path:
 
     target = accept(before.path, to=folder / "baseline.json", outputs=False).path
     target.write_text(
-        target.read_text(encoding="utf-8").replace('"format_version": 2', '"format_version": 1'),
+        re.sub(r'"format_version": \d+', '"format_version": 1', target.read_text(encoding="utf-8")),
         encoding="utf-8",
     )
     return target
