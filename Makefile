@@ -70,7 +70,8 @@ typecheck: setup
 	$(BIN)/mypy
 
 # the suite spreads over PYTEST_WORKERS processes (pytest-xdist): most tests wait on subprocesses, servers and
-# kernels, so two workers on two cores cut the wall time (11 min 38 s to 7 min 10 s here); PYTEST_WORKERS=0 runs it in one process
+# kernels, so two workers on two cores cut the wall time (11 min 38 s to 7 min 10 s here);
+# PYTEST_WORKERS=0 runs it in one process
 PYTEST_WORKERS ?= 2
 # notebooks/ run top to bottom by nbval in this environment; --nbval-lax compares only cells marked to be
 unit: setup browser-deps
