@@ -75,6 +75,7 @@ PUBLIC: dict[str, list[str]] = {
         "JudgeTrust",
         "Label",
         "PPIEstimate",
+        "PPI_MIN_LABELS",
         "ReviewSample",
         "agreement",
         "agreement_from_files",

@@ -32,8 +32,27 @@ def _interval(c: JudgedCheck) -> str:
     return f"{pct(c.ci_low)}–{pct(c.ci_high)}"
 
 
+def _too_few(c: JudgedCheck) -> str | None:
+    """Why a PPI++ check shows no corrected rate: below `PPI_MIN_LABELS` its figures are the labels' own."""
+    if c.method != "ppi++":
+        return None
+    from evalkit.calibration import (
+        PPI_MIN_LABELS,
+    )  # only here: a run with no labels never imports calibration
+
+    if c.n_labelled >= PPI_MIN_LABELS:
+        return None
+    return (
+        f"too few labels for a corrected rate: {PPI_MIN_LABELS} needed, {c.n_labelled} given; "
+        "the human-only Wilson interval is shown"
+    )
+
+
 def _corrected_text(c: JudgedCheck, confidence: float) -> str:
     level = f"{round(100 * confidence)}%"
+    why_not = _too_few(c)
+    if why_not:
+        return f"{why_not}: human rate {pct(c.corrected)} {level} CI {_interval(c)} on {c.n_labelled}"
     if c.method == "human":
         return f"every output labelled: human rate {pct(c.corrected)} {level} CI {_interval(c)} on {c.n_labelled}"
     lam = "" if c.lam is None else f", lambda {c.lam:.2f}"
@@ -103,7 +122,10 @@ def trust_html(trust: JudgeTrust | None) -> str:
         # only a check whose rate is not to be trusted is marked; a calibrated one needs no badge of its own
         mark = "" if c.state == "calibrated" else trust_badge(trust, c.state)
         judge = f"{pct(c.judge_only_rate)} <small>({c.verdicts} cases)</small> {mark}".rstrip()
-        if c.method:
+        why_not = _too_few(c)
+        if why_not:
+            corrected = f"{pct(c.corrected)} ({level} CI {_interval(c)}) <small>{_e(why_not)}</small>"
+        elif c.method:
             label = "human rate, every output labelled" if c.method == "human" else "PPI++"
             left = f"; {c.note}" if c.note else ""
             corrected = (
@@ -115,7 +137,7 @@ def trust_html(trust: JudgeTrust | None) -> str:
             "<tr>"
             f"<td>{_e(c.check)}</td><td>{judge}</td><td>{corrected}</td>"
             f'<td class="num">{c.n_labelled}</td>'
-            f'<td class="num">{"—" if c.lam is None else f"{c.lam:.2f}"}</td>'
+            f'<td class="num">{"—" if c.lam is None or why_not else f"{c.lam:.2f}"}</td>'
             f'<td class="num">{"—" if c.kappa is None else f"{c.kappa:.3f}"}</td>'
             "</tr>"
         )

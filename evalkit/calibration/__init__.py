@@ -12,7 +12,7 @@ from evalkit.calibration._alpha import krippendorff_alpha
 from evalkit.calibration._calibrate import Calibration, calibrate, corrected_pass_rate, format_calibration
 from evalkit.calibration._confusion import confusion_rates
 from evalkit.calibration._labels import Label, read_labels, write_labels
-from evalkit.calibration._ppi import PPIEstimate, ppi_pass_rate
+from evalkit.calibration._ppi import PPI_MIN_LABELS, PPIEstimate, ppi_pass_rate
 from evalkit.calibration._ratings import read_ratings, write_ratings
 from evalkit.calibration._record import (
     CalibrationRecord,

@@ -664,10 +664,16 @@ def format_calibration(c: Calibration, *, disagreements: int = 10) -> str:
             lines.append(f"corrected pass rate of {check}: not available: {est}")
             continue
         pct = round(100 * est.confidence)
-        lines.append(
+        head = (
             f"pass rate of {check}: judge only {est.judge_only_rate:.3f} on {est.n_labelled + est.n_unlabelled}; "
-            f"human only {est.human_only_rate:.3f} on {est.n_labelled}; corrected (PPI++, lambda {est.lam:.2f}) "
-            f"{est.rate:.3f} [{est.ci_low:.3f}, {est.ci_high:.3f}] ({pct}%)"
+            f"human only {est.human_only_rate:.3f} on {est.n_labelled}"
+        )
+        if est.why_not:
+            lines.append(f"{head} [{est.ci_low:.3f}, {est.ci_high:.3f}] ({pct}%, Wilson); {est.why_not}")
+            continue
+        lines.append(
+            f"{head}; corrected (PPI++, lambda {est.lam:.2f}) {est.rate:.3f} [{est.ci_low:.3f}, {est.ci_high:.3f}] "
+            f"({pct}%)"
         )
     lines += ["", f"disagreements: {len(c.disagreements)}"]
     for d in c.disagreements[:disagreements]:

@@ -56,7 +56,9 @@ def test_ppi_human_only_interval_is_wilsons_as_before() -> None:
     est = _ppi()
     assert isinstance(est.human_only_ci, Interval)
     assert est.to_json()["human_only_ci"] == [0.23072428127601297, 0.8823792257673521]
-    assert (est.rate, est.ci_low, est.ci_high) == (0.6109999999999999, 0.18530067608754253, 1.0)
+    # 5 labels is too few for a corrected rate (it printed 0.611 [0.185, 1.000] before): the human-only one
+    assert not est.corrected
+    assert (est.rate, est.ci_low, est.ci_high) == (0.6, 0.23072428127601297, 0.8823792257673521)
 
 
 def test_agreement_prints_as_before() -> None:
@@ -148,8 +150,8 @@ def test_calibration_prints_and_records_as_before() -> None:
         "  a      3  1/0          0.750  —                     0.667  1.000  f:1/0 t:1/2",
         "  b      1  1/0          0.750  0.200 [0.100, 0.300]  0.667  1.000  f:1/0 t:1/2",
         "",
-        "pass rate of faith: judge only 0.667 on 12; human only 0.600 on 5; corrected (PPI++, lambda 0.10) "
-        "0.611 [0.185, 1.000] (95%)",
+        "pass rate of faith: judge only 0.667 on 12; human only 0.600 on 5 [0.231, 0.882] (95%, Wilson); too "
+        "few labels for a corrected rate: 10 needed, 5 given; the human-only Wilson interval is shown",
     ]
     record = calibration_record(c)
     assert isinstance(record.checks["faith"].kappa_ci, Interval)

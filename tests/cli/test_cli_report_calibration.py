@@ -188,3 +188,20 @@ def test_not_required_shows_no_badge_and_an_unjudged_run_imports_no_calibration(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "judge" not in done.stdout.split("slice")[0]
+
+
+def test_too_few_labels_show_the_human_only_interval_not_a_corrected_rate(
+    judged: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 23: with 8 labels `report --labels` printed "corrected ... 0.0% 95% CI 0.0%-0.0%"
+    suite_dir, run_dir = judged
+    lines = (suite_dir / "labels" / "half.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(lines[:8]), encoding="utf-8")
+    est = corrected_pass_rate(run_dir, few)
+    assert est.n_labelled == 8 and not est.corrected and est.ci_high > est.ci_low
+    text, html = _report(run_dir, tmp_path, capsys, "--labels", str(few))
+    line = next(x for x in text.splitlines() if x.startswith("    faithfulness (judge"))
+    assert "too few labels for a corrected rate: 10 needed, 8 given" in line and "PPI++" not in line
+    assert f"human rate {pct(est.human_only_rate)} 95% CI {pct(est.ci_low)}–{pct(est.ci_high)} on 8" in line
+    assert "too few labels for a corrected rate" in html
