@@ -9,6 +9,10 @@ calibrations whose printed 95% interval holds the true value.
   reference implementation (ppi-python) gives and evalkit printed (standard deviations over n, tuned lambda,
   cut to [0, 1]); "interval" is ``ppi_pass_rate``'s small-sample interval at every n (``min_labels=0``); "shown"
   is what evalkit prints: that interval from ``PPI_MIN_LABELS`` labels on, the human-only Wilson interval below.
+* **Cohen's kappa**: n items, a binary human label passing with probability p and a judge of the given
+  TPR/TNR; the true kappa is the population one of that joint distribution. The interval is the percentile
+  bootstrap ``agreement`` prints (``pair_kappa``, 1,000 resamples), counted over the calibrations where kappa
+  is defined (both raters gave both labels). Below ``KAPPA_MIN_ITEMS`` items it is printed with a flag.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from evalkit.calibration import ppi_pass_rate
+from evalkit.calibration._agreement import pair_kappa
+from evalkit.calibration._pairwise import cohen_kappa
 from evalkit.stats import z_critical
 
 NOMINAL = 0.95
@@ -32,6 +38,10 @@ _EPS = 1e-12
 PPI_BEFORE = "PPI++ normal interval (before)"
 PPI_INTERVAL = "PPI++ small-sample interval, every n"
 PPI_SHOWN = "corrected pass rate as printed"
+KAPPA = "Cohen's kappa, percentile bootstrap"
+KAPPA_ITEMS = (10, 20, 30, 50, 100)
+KAPPA_SETTINGS = ((0.5, 0.9, 0.8), (0.3, 0.9, 0.8), (0.1, 0.9, 0.8), (0.5, 0.95, 0.95), (0.3, 0.8, 0.7))
+"""(human pass rate, judge TPR, judge TNR)."""
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -104,9 +114,46 @@ def ppi_rows(
     return rows
 
 
+def true_kappa(p: float, tpr: float, tnr: float) -> float:
+    """The population kappa of a human label passing with probability p against a judge of this TPR/TNR."""
+    cells = np.array([[(1 - p) * tnr, (1 - p) * (1 - tnr)], [p * (1 - tpr), p * tpr]])
+    return float(cohen_kappa(cells))
+
+
+def kappa_coverage(
+    n: int, p: float, tpr: float, tnr: float, sims: int, seed: int = 0, n_boot: int = 1000
+) -> tuple[float, int]:
+    """The share of calibrations with a defined kappa whose interval holds the true kappa, and their number."""
+    rng = _rng(seed, 2, n, round(100 * p), round(100 * tpr), round(100 * tnr))
+    truth = true_kappa(p, tpr, tnr)
+    hits, shown = 0, 0
+    for s in range(sims):
+        human = rng.random(n) < p
+        judge = np.where(human, rng.random(n) < tpr, rng.random(n) >= tnr)
+        _, ci, _ = pair_kappa(
+            human.astype(np.int64), judge.astype(np.int64), 2, confidence=NOMINAL, n_boot=n_boot, seed=s
+        )
+        if ci is None:
+            continue
+        shown += 1
+        hits += ci.low - _EPS <= truth <= ci.high + _EPS
+    return hits / max(shown, 1), shown
+
+
+def kappa_rows(sims: int, seed: int, items: Sequence[int] = KAPPA_ITEMS) -> list[dict[str, Any]]:
+    """Every (items, rate, judge) setting of the kappa interval."""
+    rows = []
+    for n in items:
+        for p, tpr, tnr in KAPPA_SETTINGS:
+            cover, shown = kappa_coverage(n, p, tpr, tnr, sims, seed)
+            setting = f"{n} items, p {p:g}, TPR/TNR {tpr:g}/{tnr:g} (kappa {true_kappa(p, tpr, tnr):.2f})"
+            rows.append({**_row(KAPPA, setting, [cover], shown), "sims": max(shown, 1)})
+    return rows
+
+
 def table(sims: int, seed: int = 0) -> list[dict[str, Any]]:
     """The full grid, for bench/bench_coverage.py."""
-    return ppi_rows(sims, seed)
+    return ppi_rows(sims, seed) + kappa_rows(sims, seed)
 
 
 def ppi_summary(sims: int, seed: int = 0) -> None:
@@ -129,7 +176,17 @@ def ppi_summary(sims: int, seed: int = 0) -> None:
         )
 
 
+def kappa_summary(sims: int, seed: int = 0) -> None:
+    """The coverage of the kappa interval at each item count, worst and best over the settings."""
+    for n in KAPPA_ITEMS:
+        covers = [kappa_coverage(n, p, tpr, tnr, sims, seed)[0] for p, tpr, tnr in KAPPA_SETTINGS]
+        print(
+            f"{n:3d} items: kappa coverage {100 * min(covers):.1f}% to {100 * max(covers):.1f}%", flush=True
+        )
+
+
 if __name__ == "__main__":
     import sys
 
-    ppi_summary(int(sys.argv[1]) if len(sys.argv) > 1 else 500)
+    what = sys.argv[2] if len(sys.argv) > 2 else "ppi"
+    (kappa_summary if what == "kappa" else ppi_summary)(int(sys.argv[1]) if len(sys.argv) > 1 else 500)

@@ -27,7 +27,7 @@ from evalkit.calibration._trust import judge_trust
 from evalkit.calibration._trust_model import JudgeTrust
 
 if INTERNAL:
-    from evalkit.calibration._agreement import GroupAgreement, PairAgreement
+    from evalkit.calibration._agreement import KAPPA_MIN_ITEMS, GroupAgreement, PairAgreement
     from evalkit.calibration._calibrate import Disagreement, Figures, LabelComparison
     from evalkit.calibration._confusion import ConfusionRates
     from evalkit.calibration._items import LabelItem, label_items

@@ -17,7 +17,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from evalkit._results import RunLike, load_run_like
-from evalkit.calibration._agreement import Confusion, agreement
+from evalkit.calibration._agreement import KAPPA_MIN_ITEMS, Confusion, agreement, few_items
 from evalkit.calibration._confusion import ConfusionRates, confusion_rates
 from evalkit.calibration._join import Joined, StaleLabel, UnmatchedLabel, cascade_verdicts, join_labels
 from evalkit.calibration._labels import Label, label_item, read_labels
@@ -575,8 +575,15 @@ def _f(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci: Interval | None) -> str:
-    return "" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+def _ci(ci: Interval | None, n: int) -> str:
+    # * marks an interval on too few items to cover as it says (KAPPA_MIN_ITEMS; the footer says so)
+    return "" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]{'*' if few_items(n) else ''}"
+
+
+def _kappa(f: Figures) -> str:
+    if f.cohen_kappa is None:
+        return "undefined" if f.n else "—"
+    return f"{f.cohen_kappa:.3f}{_ci(f.cohen_kappa_ci, f.n)}"
 
 
 def _table(figures: list[Figures], kind: str, first: str) -> list[str]:
@@ -596,7 +603,7 @@ def _table(figures: list[Figures], kind: str, first: str) -> list[str]:
                 str(f.n),
                 f"{f.missing.get('human', 0)}/{f.missing.get('machine', 0)}",
                 _f(f.percent_agreement),
-                _f(f.cohen_kappa) + _ci(f.cohen_kappa_ci),
+                _kappa(f),
                 *rates,
                 f"f:{ff}/{ft} t:{tf}/{tt}",
             )
@@ -687,7 +694,10 @@ def format_calibration(c: Calibration, *, disagreements: int = 10) -> str:
         lines.append(f"    {d.kind}: {_clip(d.machine_reasoning)}")
     if len(c.disagreements) > disagreements:
         lines.append(f"  ... and {len(c.disagreements) - disagreements} more (--json lists them all)")
-    lines.append(f"intervals: percentile bootstrap over items, {c.n_boot} resamples, seed {c.seed}")
+    lines.append(
+        f"intervals: percentile bootstrap over items, {c.n_boot} resamples, seed {c.seed}; * marks an interval on "
+        f"fewer than {KAPPA_MIN_ITEMS} items, which covers less often than it says"
+    )
     return "\n".join(lines)
 
 

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from evalkit.calibration import CriterionLabel, Label, LabelItem, LabelsFile, cohen_kappa_labels, label_items
+from evalkit.calibration import (
+    KAPPA_MIN_ITEMS,
+    CriterionLabel,
+    Label,
+    LabelItem,
+    LabelsFile,
+    cohen_kappa_labels,
+    label_items,
+)
 
 if TYPE_CHECKING:
     from evalkit.api import Run
@@ -175,6 +183,14 @@ class Labeller(anywidget.AnyWidget):
                 pairs.append((label.passed, it.judge_passed))
         if len(pairs) < self._min_for_kappa:
             return f"kappa after {self._min_for_kappa} labels the judge also scored ({len(pairs)} so far)"
-        value = cohen_kappa_labels([h for h, _ in pairs], [j for _, j in pairs])
-        shown = "undefined (one label only)" if value is None else f"{value:.2f}"
-        return f"judge vs you: kappa {shown} on {len(pairs)}"
+        human, judge = [h for h, _ in pairs], [j for _, j in pairs]
+        alone = [who for who, said in (("you", human), ("the judge", judge)) if len(set(said)) == 1]
+        if alone:
+            # kappa is 0 or 0/0 by its formula when a rater says one thing: not a measure of agreement
+            return (
+                f"judge vs you: kappa undefined on {len(pairs)} ({' and '.join(alone)} gave one label only)"
+            )
+        value = cohen_kappa_labels(human, judge)
+        shown = "undefined" if value is None else f"{value:.2f}"
+        few = f" (rough: fewer than {KAPPA_MIN_ITEMS} labels)" if len(pairs) < KAPPA_MIN_ITEMS else ""
+        return f"judge vs you: kappa {shown} on {len(pairs)}{few}"

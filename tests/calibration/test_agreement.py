@@ -183,6 +183,7 @@ def test_json_shape_and_groups() -> None:
         "pairs",
         "krippendorff_alpha",
         "krippendorff_alpha_ci",
+        "krippendorff_alpha_dropped",
         "by",
     ]
     assert list(js["pairs"][0]) == [
@@ -195,6 +196,7 @@ def test_json_shape_and_groups() -> None:
         "scott_pi",
         "weighted_kappa",
         "confusion",
+        "cohen_kappa_dropped",
     ]
     assert set(js["by"]) == {"easy", "hard"}
     assert "by" not in js["by"]["easy"]
@@ -218,3 +220,36 @@ def test_ordinal_needs_ordered_labels() -> None:
         agreement(frame, scale="ordinal")
     result = agreement(frame, scale="ordinal", order=["lo", "hi"], n_boot=10)
     assert result.pairs[0].confusion.labels == ["lo", "hi"]
+
+
+def _pair_frame(human: list[str], machine: list[str]) -> pl.DataFrame:
+    n = len(human)
+    return pl.DataFrame(
+        {
+            "item": [f"i{k}" for k in range(n) for _ in range(2)],
+            "rater": ["h", "m"] * n,
+            "value": [v for pair in zip(human, machine, strict=True) for v in pair],
+        }
+    )
+
+
+def test_a_constant_rater_gives_undefined_kappa_not_zero() -> None:
+    # issue 23: a judge that fails all 51 printed "kappa 0.000 [0.000, 0.000]"
+    human = ["y" if k % 3 == 0 else "n" for k in range(51)]
+    a = agreement(_pair_frame(human, ["n"] * 51), n_boot=200)
+    pair = a.pairs[0]
+    assert pair.cohen_kappa is None and pair.cohen_kappa_ci is None
+    text = format_agreement(a)
+    assert "h vs m  51  " in text and "undefined" in text and "0.000 [0.000, 0.000]" not in text
+    assert any("m gave one label only" in note for note in a.notes)
+
+
+def test_dropped_resamples_are_counted_and_small_n_flagged() -> None:
+    # issue 23: at n = 3 "1.000 [1.000, 1.000]" with 351 of 1,000 resamples silently dropped
+    a = agreement(_pair_frame(["y", "n", "y"], ["y", "n", "y"]), n_boot=1000)
+    pair = a.pairs[0]
+    assert pair.cohen_kappa == 1.0 and pair.cohen_kappa_dropped > 200
+    text = format_agreement(a)
+    assert f"{pair.cohen_kappa_dropped} of 1000 resamples undefined, left out" in text
+    assert "1.000 [1.000, 1.000]*" in text and "few items (3 < 100)" in text
+    assert a.to_json()["pairs"][0]["cohen_kappa_dropped"] == pair.cohen_kappa_dropped

@@ -72,28 +72,40 @@ def test_agreement_prints_as_before() -> None:
         }
     )
     a = agreement(ratings, by="slice", n_boot=200)
+    # since issue 23: intervals on fewer than 100 items are marked, dropped resamples counted, "undefined" said
     assert format_agreement(a) == "\n".join(
         [
             "Agreement, nominal scale, raters h, m",
-            "pair    n   agree  kappa [boot CI]        pi     w.kappa",
-            "h vs m  10  0.800  0.524 [-0.154, 1.000]  0.524  —",
-            "Krippendorff's alpha (nominal, 2 raters): 0.548 [-0.118, 1.000]",
+            "pair    n   agree  kappa [boot CI]         pi     w.kappa",
+            "h vs m  10  0.800  0.524 [-0.154, 1.000]*  0.524  —",
+            "Krippendorff's alpha (nominal, 2 raters): 0.548 [-0.118, 1.000]*",
             "items rated by every rater: 10; missing (null) ratings: h 0, m 0",
+            "note: h vs m kappa: 15 of 200 resamples undefined, left out",
+            "note: h vs m kappa: few items (10 < 100): the bootstrap interval covers less often than its 95% (see "
+            "docs/statistics.md); read it as rough",
+            "note: alpha: few items (10 < 100): the bootstrap interval covers less often than its 95% (see "
+            "docs/statistics.md); read it as rough",
             "",
             "-- s",
-            "pair    n  agree  kappa [boot CI]        pi     w.kappa",
-            "h vs m  8  0.750  0.467 [-0.200, 1.000]  0.467  —",
-            "Krippendorff's alpha (nominal, 2 raters): 0.500 [-0.190, 1.000]",
+            "pair    n  agree  kappa [boot CI]         pi     w.kappa",
+            "h vs m  8  0.750  0.467 [-0.200, 1.000]*  0.467  —",
+            "Krippendorff's alpha (nominal, 2 raters): 0.500 [-0.190, 1.000]*",
             "items rated by every rater: 8; missing (null) ratings: h 0, m 0",
+            "note: h vs m kappa: 8 of 200 resamples undefined, left out",
+            "note: h vs m kappa: few items (8 < 100): the bootstrap interval covers less often than its 95% (see "
+            "docs/statistics.md); read it as rough",
+            "note: alpha: few items (8 < 100): the bootstrap interval covers less often than its 95% (see "
+            "docs/statistics.md); read it as rough",
             "",
             "-- t",
             "pair    n  agree  kappa [boot CI]  pi  w.kappa",
-            "h vs m  2  1.000  —                —   —",
-            "Krippendorff's alpha (nominal, 2 raters): —",
+            "h vs m  2  1.000  undefined        —   —",
+            "Krippendorff's alpha (nominal, 2 raters): undefined",
             "items rated by every rater: 2; missing (null) ratings: h 0, m 0",
-            "note: h vs m: both raters used one and the same label only; kappa is undefined",
+            "note: h vs m: h and m gave one label only; kappa is undefined (no interval)",
             "note: alpha: fewer than two pairable ratings, or one label only; alpha is undefined",
-            "intervals: percentile bootstrap over items, seed 0",
+            "intervals: percentile bootstrap over items, seed 0; * marks an interval on fewer than 100 items, which "
+            "covers less often than it says",
         ]
     )
     js = a.to_json()
@@ -143,12 +155,12 @@ def test_calibration_prints_and_records_as_before() -> None:
     )
     assert format_calibration(c).split("\n")[5:14] == [
         "faith (judge) vs human labels of faith",
-        "       n  missing h/m  agree  kappa [boot CI]        TPR    TNR    confusion h\\m f/t",
-        "  all  4  1/0          0.750  0.500 [-0.250, 1.000]  0.667  1.000  f:1/0 t:1/2",
+        "       n  missing h/m  agree  kappa [boot CI]         TPR    TNR    confusion h\\m f/t",
+        "  all  4  1/0          0.750  0.500 [-0.250, 1.000]*  0.667  1.000  f:1/0 t:1/2",
         "  by slice:",
-        "  slice  n  missing h/m  agree  kappa [boot CI]       TPR    TNR    confusion h\\m f/t",
-        "  a      3  1/0          0.750  —                     0.667  1.000  f:1/0 t:1/2",
-        "  b      1  1/0          0.750  0.200 [0.100, 0.300]  0.667  1.000  f:1/0 t:1/2",
+        "  slice  n  missing h/m  agree  kappa [boot CI]        TPR    TNR    confusion h\\m f/t",
+        "  a      3  1/0          0.750  undefined              0.667  1.000  f:1/0 t:1/2",
+        "  b      1  1/0          0.750  0.200 [0.100, 0.300]*  0.667  1.000  f:1/0 t:1/2",
         "",
         "pass rate of faith: judge only 0.667 on 12; human only 0.600 on 5 [0.231, 0.882] (95%, Wilson); too "
         "few labels for a corrected rate: 10 needed, 5 given; the human-only Wilson interval is shown",

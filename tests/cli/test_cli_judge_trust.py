@@ -50,6 +50,7 @@ def test_agreement_json_on_pandalm_gives_the_published_kappas(
         "pairs",
         "krippendorff_alpha",
         "krippendorff_alpha_ci",
+        "krippendorff_alpha_dropped",
         "by",
     }
     assert set(out["pairs"][0]) == {
@@ -62,6 +63,7 @@ def test_agreement_json_on_pandalm_gives_the_published_kappas(
         "scott_pi",
         "weighted_kappa",
         "confusion",
+        "cohen_kappa_dropped",
     }
     kappas = [round(p["cohen_kappa"], 4) for p in out["pairs"]]
     assert kappas == [0.8520, 0.8789, 0.8617]

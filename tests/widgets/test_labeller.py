@@ -89,7 +89,20 @@ def test_running_kappa_appears_once_enough_labels_exist(tmp_path: Path) -> None:
         assert ("kappa after" in w.kappa) == (i < 10)
         _press(w, "pass" if h else "fail")
     expected = cohen_kappa_score(human, judge)
-    assert w.kappa == f"judge vs you: kappa {expected:.2f} on {len(human)}"
+    assert w.kappa == f"judge vs you: kappa {expected:.2f} on {len(human)} (rough: fewer than 100 labels)"
+
+
+def test_running_kappa_is_undefined_when_the_judge_gives_one_label_only(tmp_path: Path) -> None:
+    # issue 23: a judge that fails everything showed kappa 0.00, as if it agreed by chance
+    human = [True, False, False, True, False, True, True, True, False, True, False, False]
+    items = [
+        LabelItem(f"c{i}", "q", f"h{i}", "s", {"q": i}, f"answer {i}", ["ok"], judge_passed=False)
+        for i in range(len(human))
+    ]
+    w = Labeller(items, tmp_path / "k.jsonl", rater="ana", min_for_kappa=10)
+    for h in human:
+        _press(w, "pass" if h else "fail")
+    assert w.kappa == f"judge vs you: kappa undefined on {len(human)} (the judge gave one label only)"
 
 
 def test_a_failed_save_is_shown_not_swallowed(tmp_path: Path) -> None:
