@@ -14,8 +14,8 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from evalkit.calibration import _alpha, _pairwise
-from evalkit.calibration._ratings import read_ratings
-from evalkit.errors import EvalkitError
+from evalkit.calibration._ratings import label_of, read_ratings
+from evalkit.errors import EvalkitError, Problem, RecordsError
 from evalkit.stats import Interval
 
 KAPPA_MIN_ITEMS = 100
@@ -71,6 +71,8 @@ class GroupAgreement(BaseModel):
     krippendorff_alpha_ci: Interval | None
     krippendorff_alpha_dropped: int = 0
     """Bootstrap resamples in which alpha was undefined (one label only), left out of the interval."""
+    levels: list[str] | None = None
+    """The declared ordinal scale, lowest first (``levels=``), or None when the labels present were used."""
     notes: list[str] = []
 
     def to_json(self) -> dict[str, Any]:
@@ -135,8 +137,42 @@ def pair_kappa(
     return kappa, ci, dropped
 
 
-def _labels(frame: pl.DataFrame, scale: Scale, order: Sequence[str] | None) -> list[str]:
+Level = bool | int | str
+
+
+def _declared(rated: pl.DataFrame, levels: Sequence[Level]) -> list[str]:
+    """The declared levels as labels; every rating outside them is an error located at its file and line."""
+    labels = [label_of(level)[0] for level in levels]
+    if len(set(labels)) != len(labels) or len(labels) < 2:
+        raise EvalkitError(f"levels must be at least two distinct values, lowest first, not {list(levels)}")
+    outside = rated.filter(~pl.col("value").is_in(labels))
+    if outside.height:
+        shown = ",".join(labels)
+        problems = [
+            Problem(
+                str(row.get("file") or "ratings"),
+                row.get("line"),
+                "value",
+                f"{row['value']!r} (item {row['item']!r}, rater {row['rater']!r}) is not one of the declared "
+                f"levels {shown}",
+                "correct the rating, or add its level to --levels / levels=",
+            )
+            for row in outside.head(20).iter_rows(named=True)
+        ]
+        if outside.height > 20:
+            problems.append(
+                Problem("ratings", None, "value", f"and {outside.height - 20} more outside the levels")
+            )
+        raise RecordsError(problems)
+    return labels
+
+
+def _labels(
+    frame: pl.DataFrame, scale: Scale, order: Sequence[str] | None, levels: Sequence[Level] | None = None
+) -> list[str]:
     rated = frame.filter(pl.col("value").is_not_null())
+    if levels is not None:
+        return _declared(rated, levels)
     present = set(rated["value"].to_list())
     if order is not None:
         unknown = sorted(present - set(order))
@@ -270,12 +306,13 @@ def agreement(
     ratings: pl.DataFrame,
     *,
     raters: Sequence[str] | None = None,
-    scale: Scale = "nominal",
+    scale: Scale | None = None,
     by: By | None = None,
     confidence: float = 0.95,
     n_boot: int = 1000,
     seed: int = 0,
     order: Sequence[str] | None = None,
+    levels: Sequence[Level] | None = None,
 ) -> Agreement:
     """Agreement between raters.
 
@@ -287,7 +324,8 @@ def agreement(
     raters:
         The raters to compare, in the order pairs are listed; all raters in the frame when omitted.
     scale:
-        "nominal", or "ordinal" (adds quadratic weighted kappa, and alpha uses the ordinal metric).
+        "nominal", or "ordinal" (adds quadratic weighted kappa, and alpha uses the ordinal metric). Default:
+        ordinal when `levels` is given, nominal otherwise.
     by:
         Also report each "slice" or "criterion" separately.
     confidence:
@@ -296,12 +334,21 @@ def agreement(
         Number of bootstrap resamples and the seed that makes them reproducible.
     order:
         Label order, lowest first, for an ordinal scale with string labels.
+    levels:
+        The ordinal scale, lowest first (e.g. ``[1, 2, 3, 4, 5]``), used levels or not: weighted kappa weighs
+        the distance on this scale (as scikit-learn's ``cohen_kappa_score(..., labels=levels)``) and alpha's
+        ordinal metric runs over it (as ``krippendorff.alpha(..., value_domain=levels)``). A rating outside it
+        is an error naming its file and line.
 
     Returns
     -------
     An `Agreement`: pairwise figures on the units both raters rated (missing is never paired), alpha
     over all listed raters, per-rater counts of null (missing) ratings, and notes on undefined figures.
     """
+    if levels is not None and order is not None:
+        raise EvalkitError("give levels or order, not both (levels is the full scale, lowest first)")
+    if scale is None:
+        scale = "ordinal" if levels is not None else "nominal"
     if scale not in ("nominal", "ordinal"):
         raise EvalkitError(f"scale must be 'nominal' or 'ordinal', not {scale!r}")
     if by not in (None, "slice", "criterion"):
@@ -322,9 +369,11 @@ def agreement(
     frame = frame.filter(pl.col("rater").is_in(chosen)).with_columns(
         pl.concat_str([pl.col("item"), pl.col("criterion").fill_null("")], separator="\x1f").alias("unit")
     )
-    labels = _labels(frame, scale, order)
+    labels = _labels(frame, scale, order, levels)
     options: dict[str, Any] = {"scale": scale, "confidence": confidence, "n_boot": n_boot, "seed": seed}
-    whole = _group(frame, chosen, labels, **options)
+    whole = _group(frame, chosen, labels, **options).model_copy(
+        update={"levels": labels if levels is not None else None}
+    )
     groups = None
     if by is not None:
         keyed = frame.with_columns(pl.col(by).fill_null("(none)").alias("_group"))
@@ -339,12 +388,13 @@ def agreement_from_files(
     paths: Sequence[str | Path],
     *,
     raters: Sequence[str] | None = None,
-    scale: Scale = "nominal",
+    scale: Scale | None = None,
     by: By | None = None,
     confidence: float = 0.95,
     n_boot: int = 1000,
     seed: int = 0,
     order: Sequence[str] | None = None,
+    levels: Sequence[Level] | None = None,
 ) -> Agreement:
     """`agreement` on the ratings files at `paths` (read with `read_ratings`); the options are the same."""
     return agreement(
@@ -356,6 +406,7 @@ def agreement_from_files(
         n_boot=n_boot,
         seed=seed,
         order=order,
+        levels=levels,
     )
 
 
@@ -401,7 +452,8 @@ def _format_group(g: GroupAgreement, confidence_note: str) -> list[str]:
 
 def format_agreement(a: Agreement) -> str:
     """A small terminal table of `a`: one line per pair, then alpha, missing counts, notes and the seed."""
-    lines = [f"Agreement, {a.scale} scale, raters {', '.join(a.raters)}"]
+    declared = f" (levels {','.join(a.levels)})" if a.levels else ""
+    lines = [f"Agreement, {a.scale} scale{declared}, raters {', '.join(a.raters)}"]
     lines += _format_group(a, "[boot CI]")
     for name, g in (a.by or {}).items():
         lines += ["", f"-- {name}", *_format_group(g, "[boot CI]")]

@@ -8,6 +8,16 @@ import json
 from evalkit.cli._args import EXIT_OK, EXIT_USAGE, positive
 
 
+def _levels(text: str) -> list[int | str]:
+    """``1,2,3`` -> [1, 2, 3]; a level that is not an integer stays a string label."""
+    parts = [x.strip() for x in text.split(",")]
+    if len(parts) < 2 or not all(parts):
+        raise argparse.ArgumentTypeError(
+            f"expected two or more comma-separated levels, lowest first, not {text!r}"
+        )
+    return [int(x) if x.lstrip("+-").isdigit() else x for x in parts]
+
+
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "agreement",
@@ -27,8 +37,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--scale",
         choices=["nominal", "ordinal"],
-        default="nominal",
-        help="nominal labels, or ordinal (adds weighted kappa; alpha uses the ordinal metric) (default nominal)",
+        default=None,
+        help="nominal labels, or ordinal (adds weighted kappa; alpha uses the ordinal metric) (default nominal, "
+        "or ordinal with --levels)",
+    )
+    p.add_argument(
+        "--levels",
+        type=_levels,
+        default=None,
+        metavar="L1,L2,...",
+        help="declare the ordinal scale, lowest first, used levels or not (e.g. 1,2,3,4,5): weighted kappa and "
+        "alpha use its distances; a rating outside it is an error (default: the labels present)",
     )
     p.add_argument(
         "--by",
@@ -63,7 +82,13 @@ def run(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
     result = agreement_from_files(
-        args.files, raters=raters, scale=args.scale, by=args.by, n_boot=args.n_boot, seed=args.seed
+        args.files,
+        raters=raters,
+        scale=args.scale,
+        by=args.by,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        levels=args.levels,
     )
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -11,7 +13,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
-from evalkit.calibration import agreement, format_agreement, krippendorff_alpha
+from evalkit.calibration import agreement, agreement_from_files, format_agreement, krippendorff_alpha
+from evalkit.errors import RecordsError
 
 TOL = 1e-9
 
@@ -184,6 +187,7 @@ def test_json_shape_and_groups() -> None:
         "krippendorff_alpha",
         "krippendorff_alpha_ci",
         "krippendorff_alpha_dropped",
+        "levels",
         "by",
     ]
     assert list(js["pairs"][0]) == [
@@ -253,3 +257,76 @@ def test_dropped_resamples_are_counted_and_small_n_flagged() -> None:
     assert f"{pair.cohen_kappa_dropped} of 1000 resamples undefined, left out" in text
     assert "1.000 [1.000, 1.000]*" in text and "few items (3 < 100)" in text
     assert a.to_json()["pairs"][0]["cohen_kappa_dropped"] == pair.cohen_kappa_dropped
+
+
+LIKERT = [
+    [1, 1],
+    [2, 2],
+    [4, 4],
+    [5, 5],
+    [1, 2],
+    [2, 1],
+    [4, 5],
+    [5, 4],
+    [1, 1],
+    [5, 5],
+    [2, 4],
+    [4, 4],
+    [5, 5],
+]
+"""Two raters on a 1-5 scale; nobody uses 3."""
+
+
+def test_declared_levels_weigh_the_scale_as_sklearn_and_krippendorff() -> None:
+    # issue 23: 1-5 with 3 unused gave a weighted kappa of 0.9041 (ranks of the labels present) where
+    # scikit-learn with labels=[1..5] gives 0.9521
+    a, b = [x for x, _ in LIKERT], [y for _, y in LIKERT]
+    levels = [1, 2, 3, 4, 5]
+    declared = agreement(_frame(LIKERT, ["A", "B"]), levels=levels, n_boot=20)  # type: ignore[arg-type]
+    assert declared.scale == "ordinal" and declared.levels == ["1", "2", "3", "4", "5"]
+    pair = declared.pairs[0]
+    want = cohen_kappa_score(a, b, labels=levels, weights="quadratic")
+    assert pair.weighted_kappa == pytest.approx(want, abs=TOL)
+    assert pair.cohen_kappa == pytest.approx(cohen_kappa_score(a, b, labels=levels), abs=TOL)
+    linear = agreement(_frame(LIKERT, ["A", "B"]), scale="ordinal", n_boot=20).pairs[0].weighted_kappa
+    assert linear != pytest.approx(
+        want, abs=1e-3
+    )  # without the scale the ranks of the labels present are used
+    data = np.array(LIKERT, dtype=float).T
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=levels)
+    assert declared.krippendorff_alpha == pytest.approx(expected, abs=TOL)
+    assert "levels 1,2,3,4,5" in format_agreement(declared)
+
+
+def test_a_rating_outside_the_declared_levels_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    rows = [
+        {"item": f"i{k}", "rater": r, "value": v}
+        for k, (x, y) in enumerate(LIKERT)
+        for r, v in (("A", x), ("B", y))
+    ]
+    rows[5]["value"] = 7
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(RecordsError) as info:
+        agreement_from_files([path], levels=[1, 2, 3, 4, 5])
+    assert str(info.value.problems[0]).startswith(f"{path}:6: value: '7'")
+    assert "declared levels 1,2,3,4,5" in str(info.value)
+
+
+def test_cli_levels_declares_the_scale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from evalkit.cli._main import main
+
+    path = tmp_path / "r.jsonl"
+    rows = [
+        {"item": f"i{k}", "rater": r, "value": v}
+        for k, (x, y) in enumerate(LIKERT)
+        for r, v in (("A", x), ("B", y))
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["agreement", str(path), "--levels", "1,2,3,4,5", "--n-boot", "20", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    a, b = [x for x, _ in LIKERT], [y for _, y in LIKERT]
+    want = cohen_kappa_score(a, b, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    assert out["scale"] == "ordinal" and out["pairs"][0]["weighted_kappa"] == pytest.approx(want, abs=TOL)
+    assert main(["agreement", str(path), "--levels", "2,3,4,5", "--n-boot", "20"]) != 0
+    assert f"{path}:1: value: '1'" in capsys.readouterr().err

@@ -51,6 +51,7 @@ def test_agreement_json_on_pandalm_gives_the_published_kappas(
         "krippendorff_alpha",
         "krippendorff_alpha_ci",
         "krippendorff_alpha_dropped",
+        "levels",
         "by",
     }
     assert set(out["pairs"][0]) == {
