@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from evalkit.stats import CHUNK_ELEMENTS, resample_chunks
+
 Array = npt.NDArray[np.float64]
 
 
@@ -70,12 +72,22 @@ def krippendorff_alpha(codes: npt.NDArray[np.int64], k: int, *, scale: str = "no
     return float(alpha_from_coincidence(unit_coincidences(codes, k).sum(axis=0), scale))
 
 
-def bootstrap_alpha(per_unit: Array, scale: str, *, n_boot: int, seed: int) -> Array:
-    """Alpha on `n_boot` resamples of the units (with replacement)."""
+def bootstrap_alpha(
+    per_unit: Array, scale: str, *, n_boot: int, seed: int, chunk_elements: int = CHUNK_ELEMENTS
+) -> Array:
+    """Alpha on `n_boot` resamples of the units (with replacement), drawn a chunk at a time.
+
+    Memory is bounded by a constant times the number of units, and the result does not depend on
+    `chunk_elements` (`resample_chunks`).
+    """
     units, k, _ = per_unit.shape
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, units, size=(n_boot, units))
-    flat = (idx + (np.arange(n_boot) * units)[:, None]).ravel()
-    weights = np.bincount(flat, minlength=n_boot * units).reshape(n_boot, units).astype(np.float64)
-    o = (weights @ per_unit.reshape(units, k * k)).reshape(n_boot, k, k)
-    return alpha_from_coincidence(o, scale)
+    flat_units = per_unit.reshape(units, k * k)
+    o = np.empty((n_boot, k * k), dtype=np.float64)
+    done = 0
+    for idx in resample_chunks(units, n_boot, seed, chunk_elements=chunk_elements):
+        c = idx.shape[0]
+        flat = (idx + (np.arange(c) * units)[:, None]).ravel()
+        weights = np.bincount(flat, minlength=c * units).reshape(c, units).astype(np.float64)
+        o[done : done + c] = weights @ flat_units
+        done += c
+    return alpha_from_coincidence(o.reshape(n_boot, k, k), scale)

@@ -11,6 +11,8 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from evalkit.stats import CHUNK_ELEMENTS, resample_chunks
+
 Array = npt.NDArray[np.float64]
 
 
@@ -80,14 +82,29 @@ def quadratic_kappa(counts: npt.ArrayLike) -> Array:
 
 
 def bootstrap_counts(
-    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], k: int, *, n_boot: int, seed: int
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    k: int,
+    *,
+    n_boot: int,
+    seed: int,
+    chunk_elements: int = CHUNK_ELEMENTS,
 ) -> npt.NDArray[np.int64]:
-    """Confusion matrices of `n_boot` resamples of the items (with replacement), shape (n_boot, k, k)."""
+    """Confusion matrices of `n_boot` resamples of the items (with replacement), shape (n_boot, k, k).
+
+    The resamples are drawn a chunk at a time (`resample_chunks`): memory is bounded by a constant times n,
+    and the result does not depend on `chunk_elements`.
+    """
     n = len(a)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    cells = (a * k + b)[idx] + (np.arange(n_boot) * k * k)[:, None]
-    return np.bincount(cells.ravel(), minlength=n_boot * k * k).reshape(n_boot, k, k)
+    cell = a * k + b
+    out = np.empty((n_boot, k, k), dtype=np.int64)
+    done = 0
+    for idx in resample_chunks(n, n_boot, seed, chunk_elements=chunk_elements):
+        c = idx.shape[0]
+        cells = cell[idx] + (np.arange(c) * k * k)[:, None]
+        out[done : done + c] = np.bincount(cells.ravel(), minlength=c * k * k).reshape(c, k, k)
+        done += c
+    return out
 
 
 def cohen_kappa_labels(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:

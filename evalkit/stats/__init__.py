@@ -51,6 +51,7 @@ from evalkit.stats._verdicts import case_verdicts
 
 if INTERNAL:
     from evalkit._results import CHECK_STATUSES
+    from evalkit.stats._bootstrap import CHUNK_ELEMENTS, resample_chunks
     from evalkit.stats._dist import (
         binom_cdf_half,
         binom_pmf_half,
