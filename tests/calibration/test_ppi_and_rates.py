@@ -112,15 +112,27 @@ def test_too_few_labels_gives_the_human_only_wilson_interval() -> None:
 
 def test_lambda_is_exactly_0_for_a_constant_judge_and_for_constant_labels() -> None:
     # issue 23: "lambda 0.475" for a judge that fails every case
+    # (the variance of a constant less its float mean was not exactly 0: these gave 0.158 and 0.450)
     judge = np.zeros(51)
-    human = np.array([1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1], dtype=float)
-    est = ppi_pass_rate(judge, judge[:15], human)
+    human = np.array([0, 1, 0, 0, 0, 1, 1, 0, 0, 0], dtype=float)
+    est = ppi_pass_rate(judge, judge[:10], human)
     assert est.lam == 0.0 and est.rate == pytest.approx(human.mean())
+    ones = np.ones(51)
+    human = np.array([1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1], dtype=float)
+    assert ppi_pass_rate(ones, ones[:13], human).lam == 0.0
     ones = np.ones(40)
     assert ppi_pass_rate(ones * 0.0 + 1.0, ones[:12], ones[:12]).lam == 0.0
     mixed = (np.arange(40) % 3 == 0).astype(float)
     const_human = ppi_pass_rate(mixed, mixed[:12], np.ones(12))
     assert const_human.lam == 0.0 and const_human.ci_high - const_human.ci_low > 0.0
+
+
+def test_labels_that_all_fail_give_no_inverted_interval() -> None:
+    # issue 23: an inverted interval was possible (here low 0.0 > high -4e-33: lambda from float dust)
+    bits = "11111110001100010001000010000010000010010001101111000010100100"
+    judge = np.array([float(b) for b in bits])
+    est = ppi_pass_rate(judge, judge[:13], np.zeros(13))
+    assert est.lam == 0.0 and est.ci_low == 0.0 < est.ci_high
 
 
 def test_the_interval_is_never_inverted_or_empty() -> None:
