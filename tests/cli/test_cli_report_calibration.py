@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from evalkit._report import pct
-from evalkit.calibration import corrected_pass_rate, read_calibration_record, read_labels
+from evalkit.calibration import (
+    calibrate,
+    calibration_record,
+    corrected_pass_rate,
+    read_calibration_record,
+    read_labels,
+    write_calibration_record,
+)
 from evalkit.cli._main import main
 from evalkit.testing import LocalAnthropicServer, SimulatedJudge
 
@@ -94,13 +101,21 @@ def test_uncalibrated_then_calibrated_then_stale(
     # one badge beside the headline rate, one on the state line, one on the judged check's rate
     assert _badges(html) == ["uncalibrated"] * 3 and 'id="judge-trust"' in html
     labels = suite_dir / "labels" / "half.jsonl"
-    # the real calibrate path: the simulated judge's kappa is below 0.6, so it exits 1 and says so
+    # the real calibrate path: the run judged 9 of the labelled outputs and failed all 9, so kappa is undefined
+    # (it was 0.000, and min_kappa = 0 then called the judge "calibrated"): no kappa measured, no record, exit 1
     assert main(["calibrate", str(run_dir), "--labels", str(labels), "--n-boot", "50"]) == 1
-    capsys.readouterr()
-    record = read_calibration_record(suite_dir / "labels" / "calibration.json")
+    out = capsys.readouterr().out
     assert (
-        record is not None and record.kappa is not None and record.n == 9
-    )  # the judged half-labelled outputs
+        "machine gave one label only; kappa is undefined" in out and "judge kappa not measured: FAIL" in out
+    )
+    assert read_calibration_record(suite_dir / "labels" / "calibration.json") is None
+    # a record of a judge whose verdicts vary (the simulated judge fails every one of these outputs, so one is
+    # written through the API with a measured kappa of 0.5 on the same 9 outputs)
+    made = calibration_record(calibrate(run_dir, labels, n_boot=50))
+    checks = {k: v.model_copy(update={"kappa": 0.5}) for k, v in made.checks.items()}
+    record = made.model_copy(update={"kappa": 0.5, "check": "faithfulness", "checks": checks})
+    write_calibration_record(record, suite_dir / "labels" / "calibration.json")
+    assert record.n == 9  # the judged half-labelled outputs
     text, html = _report(run_dir, tmp_path, capsys)
     assert f"judge uncalibrated: kappa {record.kappa:.3f}" in text and "< min_kappa 0.6" in text
     # a bar the record meets: calibrated, and the check's kappa is shown
