@@ -71,11 +71,12 @@ typecheck: setup
 
 # the suite spreads over PYTEST_WORKERS processes (pytest-xdist): most tests wait on subprocesses, servers and
 # kernels, so two workers on two cores cut the wall time (11 min 38 s to 7 min 10 s here);
-# PYTEST_WORKERS=0 runs it in one process
+# PYTEST_WORKERS=0 runs it in one process; --dist loadfile keeps a file on one worker, so a notebook's cells run
+# in order in one kernel
 PYTEST_WORKERS ?= 2
 # notebooks/ run top to bottom by nbval in this environment; --nbval-lax compares only cells marked to be
 unit: setup browser-deps
-	EVALKIT_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -n $(PYTEST_WORKERS) --nbval-lax --nbval-current-env \
+	EVALKIT_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env \
 	  --nbval-sanitize-with notebooks/sanitize.cfg
 
 test: lint typecheck unit
