@@ -28,7 +28,7 @@ def decode_document(text: str, where: str) -> Any:
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:  # the codec speaks of one line: say where in the document
-            message = f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            message = f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
             hint = "write it again with evalkit"
         except (ValueError, RecursionError):
             pass

@@ -124,7 +124,7 @@ def test_an_old_baseline_without_case_hashes_cannot_allow_a_version_change(
 ) -> None:
     suite_root, base, server = baseline
     data = json.loads(base.read_text(encoding="utf-8"))
-    del data["case_hashes"]
+    del data["case_hashes"], data["digest"]  # as written before either was kept
     base.write_text(json.dumps(data), encoding="utf-8")
     write_suite(suite_root, [case(i, "no" if i == 0 else "yes") for i in range(N)])
     bad = run(suite_root, tmp_path, lambda n: "no" if n == 0 else "yes", server=server, name="old")
