@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -190,7 +191,7 @@ def format_summary(
     return "\n".join(lines)
 
 
-def _error_lines(rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[str]:
+def _error_lines(rows: pl.DataFrame, kinds: int = 3, width: int = 800) -> list[str]:
     """What went wrong in the cases that ended in errors: a count and the first message of each error kind."""
     errors = (
         rows.filter(pl.col("case_status") == "error")
@@ -219,10 +220,24 @@ def _error_lines(rows: pl.DataFrame, kinds: int = 3, width: int = 600) -> list[s
     )
     lines = [f"  {errors.height} case{'s' if errors.height > 1 else ''} ended in an error (not scored):"]
     for r in grouped.head(kinds).iter_rows(named=True):
-        lines.append(f"    {r['n']} x {clip(r['example'], width)}")
+        lines.append(f"    {r['n']} x {clip(_short_paths(r['example']), width)}")
     if grouped.height > kinds:
         lines.append(f"    and {grouped.height - kinds} other kinds of error")
     return lines
+
+
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def _short_paths(text: str, head: int = 60, tail: int = 100) -> str:
+    """`text` with each word over 200 characters (a path under a long temp folder) cut in its middle: the
+    message keeps its cause, its fix and the end of each path (the file), whatever the folder's length."""
+
+    def cut(word: str) -> str:
+        keep = max(tail, len(word.rsplit("/", 1)[-1]) + 1)  # the file's own name is never cut
+        return word if head + keep + 1 >= len(word) else word[:head] + "…" + word[-keep:]
+
+    return _LONG_WORD.sub(lambda m: cut(m.group()), text)
 
 
 def _check_line(r: dict[str, int | str]) -> str:
