@@ -175,7 +175,7 @@ def read_calibration_record(path: str | Path) -> CalibrationRecord | None:
         ) from None
     edited = digest_problem(data)
     if edited:
-        raise EvalkitError(f"{target}: calibration record refused: {edited}; {_AGAIN}")
+        raise EvalkitError(f"{target}: {edited}; {_AGAIN}")
     return record
 
 
