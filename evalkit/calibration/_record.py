@@ -110,6 +110,10 @@ def calibration_record(c: Calibration, *, answered_by: list[str] | None = None) 
     worst = min(measured, key=lambda k: measured[k].kappa or 0.0) if measured else None
     if answered_by is None:
         answered_by = _answered_by(c.run_path)
+        if answered_by is not None and c.verdicts_extra:
+            # verdicts judged at calibration time (judge_all): their models, when the judge said them
+            extra = judge.get("answered_by")
+            answered_by = None if extra is None else sorted({*answered_by, *extra})
     return CalibrationRecord(
         format_version=RECORD_FORMAT_VERSION,
         suite=c.suite,

@@ -176,3 +176,27 @@ def test_hostile_or_newer_records_are_refused_with_the_file_named(
     with pytest.raises(EvalkitError) as err:
         read_calibration_record(path)
     assert str(path) in str(err.value) and said in str(err.value)
+
+
+def test_verdicts_judged_at_calibration_time_name_the_model_that_gave_them(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--judge-all against evalkit serve's simulated judge: the record says so, and calibrates nothing."""
+    from evalkit._client import Client
+    from evalkit.calibration import calibrate, calibration_record
+    from evalkit.testing.server import SimulatedJudge
+
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    run = ek.run(
+        RPQ, "baseline", judge="off", runs_dir=tmp_path / "runs", cache_dir=tmp_path / "c", progress=False
+    )
+    server = make_anthropic_server(judge=SimulatedJudge())
+    client = Client(base_url=server.base_url, api_key="test", max_retries=0)
+    try:
+        c = calibrate(run, RPQ / "labels" / "baseline.jsonl", judge_all=True, client=client, n_boot=20)
+    finally:
+        client.close()
+    assert c.verdicts_extra > 0
+    record = calibration_record(c)
+    assert record.judge_model == "claude-opus-4-6" and record.answered_by == ["simulated-judge"]
