@@ -81,7 +81,9 @@ HOSTILE = {
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 @pytest.mark.parametrize("reader", ["baseline", "calibration record"])
-def test_hostile_json_documents_are_refused_with_the_file_named(tmp_path: Path, name: str, reader: str) -> None:
+def test_hostile_json_documents_are_refused_with_the_file_named(
+    tmp_path: Path, name: str, reader: str
+) -> None:
     """baseline.json and calibration.json keep the JSONL readers' limits: an EvalkitError naming the file, never
     a traceback."""
     from evalkit._baseline import load_baseline
