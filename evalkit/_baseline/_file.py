@@ -323,6 +323,8 @@ class Accepted:
     baseline: Baseline
     replaced: Baseline | None
     unchanged: bool = False
+    edited: str | None = None
+    """Why the file there could not be trusted (edited, torn) when accepting the run it names rewrote it."""
 
 
 def accept(
@@ -360,6 +362,7 @@ def accept(
     if path.is_dir() or str(to or "").endswith(("/", os.sep)):
         path = path / BASELINE_NAME
     replaced: Baseline | None = None
+    edited: str | None = None
     if path.exists():
         try:
             replaced = load_baseline(path)
@@ -369,12 +372,14 @@ def accept(
                 raise EvalkitError(
                     f"{path} exists and is not a readable baseline ({exc}); move it away or pass --force"
                 ) from None
-            force = True
+            edited, force = str(exc), True
         if replaced is not None and replaced.run_id == baseline.run_id:
             same_outputs = (replaced.outputs is None) == (baseline.outputs is None)
             same_verdicts = replaced.cases == baseline.cases and replaced.repeats == baseline.repeats
             if same_verdicts and same_outputs and (replaced.repeats is None) == (baseline.repeats is None):
                 return Accepted(path, replaced, replaced, unchanged=True)
+            if not same_verdicts:
+                edited = "its verdicts differ from the run's"
             force = True  # the same run again, to add its repeats or add or drop its outputs: the bar does not move
         if not force:
             old = replaced.score.rate if replaced else None
@@ -384,7 +389,7 @@ def accept(
                 f"{_pct(baseline.score.rate)}) replaces it: pass --force to do so"
             )
     atomic_write_text(path, dump_baseline(baseline))
-    return Accepted(path, baseline, replaced)
+    return Accepted(path, baseline, replaced, edited=edited)
 
 
 def _names_run(path: Path) -> str | None:

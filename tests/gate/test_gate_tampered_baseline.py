@@ -78,7 +78,7 @@ def test_an_edit_that_keeps_the_counts_is_caught_by_the_digest(
 
 
 def test_accepting_the_run_again_rewrites_an_edited_baseline(
-    pair: tuple[Path, Path, Path], tmp_path: Path
+    pair: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base, _, accepted = pair
     for digest in (True, False):
@@ -87,6 +87,16 @@ def test_accepting_the_run_again_rewrites_an_edited_baseline(
         done = accept(base, path)
         assert not done.unchanged
         assert load_baseline(path).cases == load_baseline(accepted).cases
+        assert done.edited is not None
+    # a swap of two verdicts in a file without a digest (as older evalkit wrote): rewritten, and said
+    path = _copy(accepted, tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.pop("digest")
+    data["cases"][cid(0)], data["cases"][cid(399)] = "fail", "pass"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    assert main(["baseline", "accept", str(base), "--to", str(path)]) == 0
+    assert load_baseline(path).cases == load_baseline(accepted).cases
+    assert "could not be trusted (its verdicts differ from the run's): rewritten" in capsys.readouterr().out
     # the file as written: nothing to do
     path = _copy(accepted, tmp_path)
     assert accept(base, path).unchanged
