@@ -25,6 +25,7 @@ from evalkit._baseline._hashes import suite_case_hashes
 from evalkit._baseline._info import majority_verdicts, max_repeats, run_info
 from evalkit._baseline._outputs import StoredOutput, dump_output, stored_outputs
 from evalkit._fs import atomic_write_text
+from evalkit._records import DIGEST_KEY, check_format_version, content_digest, decode_document, digest_problem
 from evalkit._results import CaseStatus, Manifest, now_iso, read_run
 from evalkit._version import __version__
 from evalkit.errors import EvalkitError
@@ -209,7 +210,9 @@ def dump_baseline(baseline: Baseline) -> str:
         lines = [f"    {json.dumps(c, ensure_ascii=False)}: {entries[c]}" for c in sorted(entries)]
         body = "{\n" + ",\n".join(lines) + "\n  }" if lines else "{}"
         text = f'{text.removesuffix("}").rstrip()},\n  "{name}": {body}\n}}'
-    return text + "\n"
+    # the digest is over the content as read back, so a reader recomputes it from the parsed file
+    digest = content_digest(json.loads(text))
+    return text.replace("{\n", f'{{\n  "{DIGEST_KEY}": "{digest}",\n', 1) + "\n"
 
 
 def load_baseline(path: str | Path) -> Baseline:
@@ -221,15 +224,13 @@ def load_baseline(path: str | Path) -> Baseline:
         raise EvalkitError(f"{path}: no such baseline file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise EvalkitError(f"{path}: cannot read baseline ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvalkitError(f"{path}: not valid JSON ({exc})") from None
+    data = decode_document(text, str(path))
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise EvalkitError(
             f'{path}: not an evalkit baseline (expected "format": "{BASELINE_FORMAT}"); '
             "write one with `evalkit baseline accept RUN`"
         )
+    check_format_version(data.get("format_version"), FORMAT_VERSION, str(path))
     try:
         baseline = Baseline.model_validate(data)
     except ValidationError as exc:
@@ -253,7 +254,52 @@ def load_baseline(path: str | Path) -> Baseline:
                 f"{path}: invalid baseline: repeats of case {case_id!r}: it has {what}. Write the file again with "
                 "`evalkit baseline accept RUN --force`"
             )
+    # what is malformed is located above; what is well formed but edited is refused here
+    edited = digest_problem(data)
+    if edited:
+        raise EvalkitError(f"{path}: baseline refused: {edited}. {_REACCEPT}")
+    mismatch = score_mismatch(baseline)
+    if mismatch:
+        raise EvalkitError(
+            f"{path}: baseline refused: {mismatch}; it was edited after evalkit wrote it. {_REACCEPT}"
+        )
     return baseline
+
+
+_REACCEPT = (
+    "A baseline the gate cannot trust is not a bar: accept the run again with `evalkit baseline accept RUN` "
+    "(the run it names, or a new one with --force)"
+)
+
+
+def score_mismatch(baseline: Baseline) -> str | None:
+    """Where the stored verdicts disagree with the stored score (None: they agree).
+
+    The verdicts counted are each repeat's when the file keeps them, else each case's (a run of one repeat);
+    a file that keeps only majority verdicts of repeats is checked on its number of cases only."""
+    score = baseline.score
+    said: list[str] = []
+    if len(baseline.cases) != score.cases:
+        said.append(f"{len(baseline.cases)} cases, the score counts {score.cases}")
+    if baseline.repeats is not None:
+        statuses = [s for per_case in baseline.repeats.values() for s in per_case]
+    elif score.repeats <= 1:
+        statuses = list(baseline.cases.values())
+    else:
+        statuses = None
+    if statuses is not None:
+        counted = {
+            "passes": statuses.count("pass"),
+            "scored": statuses.count("pass") + statuses.count("fail"),
+            "errors": statuses.count("error"),
+            "not_scored": statuses.count("not_scored"),
+        }
+        for name, n in counted.items():
+            if n != getattr(score, name):
+                said.append(f"the verdicts give {name} {n}, the score says {getattr(score, name)}")
+    if not said:
+        return None
+    return "its verdicts do not match its score (" + "; ".join(said) + ")"
 
 
 def _output_problem(path: Path, text: str, case_id: str, where: list[str], msg: str) -> str:
@@ -277,6 +323,8 @@ class Accepted:
     baseline: Baseline
     replaced: Baseline | None
     unchanged: bool = False
+    edited: str | None = None
+    """Why the file there could not be trusted (edited, torn) when accepting the run it names rewrote it."""
 
 
 def accept(
@@ -314,18 +362,24 @@ def accept(
     if path.is_dir() or str(to or "").endswith(("/", os.sep)):
         path = path / BASELINE_NAME
     replaced: Baseline | None = None
+    edited: str | None = None
     if path.exists():
         try:
             replaced = load_baseline(path)
-        except EvalkitError:
-            if not force:
+        except EvalkitError as exc:
+            # an edited or torn file of this very run is rewritten: the bar does not move, the edit goes
+            if not force and _names_run(path) != baseline.run_id:
                 raise EvalkitError(
-                    f"{path} exists and is not a readable baseline; move it away or pass --force"
+                    f"{path} exists and is not a readable baseline ({exc}); move it away or pass --force"
                 ) from None
+            edited, force = str(exc), True
         if replaced is not None and replaced.run_id == baseline.run_id:
             same_outputs = (replaced.outputs is None) == (baseline.outputs is None)
-            if same_outputs and (replaced.repeats is None) == (baseline.repeats is None):
+            same_verdicts = replaced.cases == baseline.cases and replaced.repeats == baseline.repeats
+            if same_verdicts and same_outputs and (replaced.repeats is None) == (baseline.repeats is None):
                 return Accepted(path, replaced, replaced, unchanged=True)
+            if not same_verdicts:
+                edited = "its verdicts differ from the run's"
             force = True  # the same run again, to add its repeats or add or drop its outputs: the bar does not move
         if not force:
             old = replaced.score.rate if replaced else None
@@ -335,7 +389,17 @@ def accept(
                 f"{_pct(baseline.score.rate)}) replaces it: pass --force to do so"
             )
     atomic_write_text(path, dump_baseline(baseline))
-    return Accepted(path, baseline, replaced)
+    return Accepted(path, baseline, replaced, edited=edited)
+
+
+def _names_run(path: Path) -> str | None:
+    """The run id a baseline file names, read leniently (for one that `load_baseline` refuses)."""
+    try:
+        data = decode_document(path.read_text(encoding="utf-8"), str(path))
+    except (EvalkitError, OSError, UnicodeDecodeError):
+        return None
+    run_id = data.get("run_id") if isinstance(data, dict) else None
+    return run_id if isinstance(run_id, str) else None
 
 
 def _pct(x: float | None) -> str:

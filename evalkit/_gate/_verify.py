@@ -2,8 +2,9 @@
 
 A pass rate that held on the cases both sides scored says nothing about the cases one side did not score:
 198 errors, a judge that was switched off, or a suite with the regressed cases deleted would all pass a gate
-that only compared what was left. So every baseline case the run cannot show a verdict for is counted here,
-and the gate fails on them unless the caller tolerates some explicitly.
+that only compared what was left. So every baseline case the run cannot show a verdict for is counted here, and
+so is every shared case the baseline itself has no verdict for (a baseline accepted without a judge cannot
+vouch for its judged cases); the gate fails on them unless the caller tolerates some explicitly.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import polars as pl
 from evalkit._baseline import Reference, majority_verdicts
 from evalkit._report import plural
 
-Reason = Literal["error", "not_judged", "not_scored", "missing"]
+Reason = Literal["error", "not_judged", "not_scored", "missing", "baseline_unscored"]
 
 # Why a case could not be verified, and how to make it verifiable ({run} is the run directory).
 _REASONS: dict[Reason, tuple[str, str]] = {
@@ -31,6 +32,11 @@ _REASONS: dict[Reason, tuple[str, str]] = {
         "are in the baseline but not in this run",
         "restore the cases, or accept a new baseline deliberately: `evalkit baseline accept {run}`",
     ),
+    "baseline_unscored": (
+        "have no verdict in the baseline (it was accepted without a judge, or its checks were skipped)",
+        "accept a baseline that scores them: a run with every check on (the judge too), then "
+        "`evalkit baseline accept RUN --force`",
+    ),
 }
 LISTED = 10
 
@@ -40,8 +46,8 @@ class Verification:
     """The baseline cases the run could not verify, and the suite-version check."""
 
     unverified: dict[str, Reason]
-    """Baseline case id -> why this run cannot show its verdict held (only cases the baseline scored, and
-    every baseline case missing from the run)."""
+    """Baseline case id -> why this run cannot show its verdict held: cases the baseline scored and the run
+    did not, every baseline case missing from the run, and shared cases the baseline has no verdict for."""
     version_changed: bool
     changed: list[str] = field(default_factory=list)
     """With a version change allowed: the baseline cases whose content changed, left out of the comparison."""
@@ -164,6 +170,8 @@ def verify(
     for cid, then, now in joined.iter_rows():
         if now is None:
             unverified[cid] = "missing"
+        elif then == "not_scored":  # the baseline cannot vouch for the case: no pass can be shown to hold
+            unverified[cid] = "baseline_unscored"
         elif then in ("pass", "fail") and now == "error":
             unverified[cid] = "error"
         elif then in ("pass", "fail") and now == "not_scored":

@@ -4,6 +4,13 @@
 from evalkit._lazy import attach
 from evalkit._records._append import append_jsonl, locked, mend_tail, rewrite_jsonl
 from evalkit._records._codec import DEEP_HINT, decode_line, encode_line, split_lines, strip_bom
+from evalkit._records._document import (
+    DIGEST_KEY,
+    check_format_version,
+    content_digest,
+    decode_document,
+    digest_problem,
+)
 from evalkit._records._read import read_jsonl
 from evalkit._records._write import write_jsonl
 

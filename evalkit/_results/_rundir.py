@@ -13,9 +13,10 @@ import polars as pl
 
 from evalkit._failpoints import reached
 from evalkit._fs import atomic_write_bytes, atomic_write_text, atomic_writer
+from evalkit._records import check_format_version, decode_document
 from evalkit._results._frame import CHECK_ROW_SCHEMA, check_rows, frame_of, parquet_bytes, rows_of
 from evalkit._results._journal import Journal
-from evalkit._results._manifest import Manifest
+from evalkit._results._manifest import RESULTS_SCHEMA_VERSION, Manifest
 from evalkit._results._schema import CaseResult
 from evalkit._results._upgrade import ADDED_COLUMNS, upgrade_frame
 from evalkit.errors import EvalkitError
@@ -49,7 +50,14 @@ class RunDir:
                 f"{self.path}: no manifest.json here; is this a run directory (runs/<run-id>/)?"
             )
         try:
-            return Manifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+            text = self.manifest_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvalkitError(f"{self.manifest_path}: unreadable manifest ({exc})") from None
+        data = decode_document(text, str(self.manifest_path))
+        if isinstance(data, dict):
+            check_format_version(data.get("schema_version"), RESULTS_SCHEMA_VERSION, str(self.manifest_path))
+        try:
+            return Manifest.model_validate(data)
         except ValueError as exc:
             raise EvalkitError(f"{self.manifest_path}: unreadable manifest ({exc})") from None
 

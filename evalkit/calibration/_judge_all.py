@@ -21,6 +21,7 @@ class ExtraJudging:
     judged: int = 0
     errors: list[str] = field(default_factory=list)
     judge: dict[str, Any] | None = None
+    """The judge's description; with ``answered_by``, the model versions that gave the verdicts judged here."""
 
 
 def suite_judge(
@@ -86,6 +87,10 @@ def judge_missing(joined: list[Joined], suite: Suite, judge: JudgeFn | Any) -> E
         j.judge = grade.passed
         j.judge_source = "extra"
         if isinstance(grade, JudgeGrade):
+            if out.judge is not None and grade.model_version:  # the model that answered, not the one asked
+                answered = out.judge.setdefault("answered_by", [])
+                if grade.model_version not in answered:
+                    answered.append(grade.model_version)
             j.judge_reasoning = grade.reasoning or grade.detail
             j.judge_criteria = list(grade.criteria) or None
         else:

@@ -137,7 +137,7 @@ def judge_trust(
         labels_dir = Path(suite.base_dir) / "labels"
         s = calibration_state(suite, record=record)
         state, reason, bar, kappa, n, where = s.state, s.reason, s.min_kappa, s.kappa, s.n, s.record
-        found = read_calibration_record(s.record) if s.record else None
+        found = read_calibration_record(s.record) if s.record and not s.record_ignored else None
     except EvalkitError as exc:
         reason = f"{reason}: {_said(exc)}"
     if labels is None:

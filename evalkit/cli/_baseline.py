@@ -69,7 +69,11 @@ def _accept(args: argparse.Namespace) -> int:
         f"baseline written to {done.path}: suite {b.suite} version {b.suite_version}, run {b.run_id}, "
         f"pass rate {score} ({b.score.passes}/{b.score.scored} scored), {len(b.cases)} cases, {stored}"
     )
-    if done.replaced is not None and done.replaced.run_id == b.run_id:
+    if done.edited is not None:
+        print(
+            f"  the file there could not be trusted ({done.edited}): rewritten from the run; commit the change"
+        )
+    elif done.replaced is not None and done.replaced.run_id == b.run_id:
         added = ["each repeat's verdict"] if done.replaced.repeats is None and b.repeats is not None else []
         if (done.replaced.outputs is None) != (b.outputs is None):
             added.append(stored)
@@ -80,8 +84,8 @@ def _accept(args: argparse.Namespace) -> int:
     unscored = sum(1 for v in b.cases.values() if v == "not_scored")
     if unscored:
         print(
-            f"  warning: {unscored} cases are not scored in this baseline (judge not run?); "
-            "gates skip them until a baseline scores them",
+            f"  warning: {unscored} cases are not scored in this baseline (judge not run?); a gate cannot "
+            "verify them (UNVERIFIED) until a baseline scores them: accept a run with every check on",
             file=sys.stderr,
         )
     return EXIT_OK

@@ -82,7 +82,8 @@ def minimum_detectable_effect(
 
     Returns
     -------
-    The minimum detectable effect, as a difference of proportions (inf for n <= z_{1-alpha/2}^2, under 4).
+    The minimum detectable effect, as a difference of proportions; inf when no difference of at most 1 (100
+    points) is detectable: for n <= z_{1-alpha/2}^2 (under 4), and for a few cases of wide spread.
 
     >>> round(minimum_detectable_effect(200, 0.05), 4)
     0.0499
@@ -90,7 +91,9 @@ def minimum_detectable_effect(
     z_a, z_b = _z_pair(alpha, power)
     if n <= 0:
         return math.inf
-    return _mde(n, _pair_variance(omega2, s2_a, s2_b, k_a, k_b), z_a, z_b, _grid(k_a, k_b))
+    mde = _mde(n, _pair_variance(omega2, s2_a, s2_b, k_a, k_b), z_a, z_b, _grid(k_a, k_b))
+    # a difference of pass rates is at most 1: an effect beyond it is no effect the test can detect
+    return mde if mde <= 1.0 else math.inf
 
 
 def cases_needed(

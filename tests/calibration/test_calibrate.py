@@ -279,7 +279,9 @@ def test_calibration_state_follows_the_record_and_min_kappa(judged_run: ek.Run, 
     bad = tmp_path / "bad.json"
     bad.write_text("{}", encoding="utf-8")
     with pytest.raises(EvalkitError, match=r"bad\.json: not a calibration record"):
-        calibration_state(loose, record=bad)
+        read_calibration_record(bad)
+    refused = calibration_state(loose, record=bad)  # a record that cannot vouch is said, not raised
+    assert refused.state == "uncalibrated" and "bad.json: not a calibration record" in refused.reason
 
 
 def test_labels_named_by_a_label_model_are_checked(tmp_path: Path) -> None:

@@ -117,9 +117,18 @@ def test_uncalibrated_then_calibrated_then_stale(
     write_calibration_record(record, suite_dir / "labels" / "calibration.json")
     assert record.n == 9  # the judged half-labelled outputs
     text, html = _report(run_dir, tmp_path, capsys)
-    assert f"judge uncalibrated: kappa {record.kappa:.3f}" in text and "< min_kappa 0.6" in text
-    # a bar the record meets: calibrated, and the check's kappa is shown
+    # the record names the simulated judge that answered: no bar makes it Claude's calibration
+    assert "judge uncalibrated: the record of" in text and "measured against simulated-judge" in text
+    # a bar the record meets, but the simulated judge answered: never calibrated for claude-opus-4-6
+    assert record.answered_by == ["simulated-judge"]
     _set_judge(suite_dir, f'model = "claude-opus-4-6"\nmin_kappa = {record.kappa}')
+    text, html = _report(run_dir, tmp_path, capsys)
+    assert "judge calibrated" not in text and "measured against simulated-judge" in text
+    # the same figures from a record of the model asked for: calibrated, and the check's kappa is shown
+    write_calibration_record(
+        record.model_copy(update={"answered_by": ["claude-opus-4-6"]}),
+        suite_dir / "labels" / "calibration.json",
+    )
     text, html = _report(run_dir, tmp_path, capsys)
     assert f"judge calibrated: kappa {record.kappa:.3f}" in text and "on 9 >= min_kappa" in text
     assert _badges(html) == ["calibrated"] * 2  # the check is calibrated too: no "uncalibrated" mark on it

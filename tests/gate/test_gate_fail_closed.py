@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gated_suite import JUDGED, N, case, run, write_suite
+from gated_suite import JUDGED, N, case, judge_responder, run, write_suite
 
 from evalkit._baseline import load_baseline
 from evalkit._gate import run_gate
@@ -124,7 +124,7 @@ def test_an_old_baseline_without_case_hashes_cannot_allow_a_version_change(
 ) -> None:
     suite_root, base, server = baseline
     data = json.loads(base.read_text(encoding="utf-8"))
-    del data["case_hashes"]
+    del data["case_hashes"], data["digest"]  # as written before either was kept
     base.write_text(json.dumps(data), encoding="utf-8")
     write_suite(suite_root, [case(i, "no" if i == 0 else "yes") for i in range(N)])
     bad = run(suite_root, tmp_path, lambda n: "no" if n == 0 else "yes", server=server, name="old")
@@ -146,3 +146,28 @@ def test_deleting_the_regressed_cases_fails(baseline: tuple[Path, Path, Any], tm
     assert re.search(r"c000, c001, .* and 40 more", outcome.text)
     proc = cli("gate", bad, "--baseline", base)
     assert proc.returncode == 1 and "not in this run" in proc.stdout
+
+
+def test_a_baseline_accepted_without_the_judge_cannot_vouch_for_its_judged_cases(
+    tmp_path: Path, make_anthropic_server: Any
+) -> None:
+    from evalkit._baseline import accept
+
+    suite_root = write_suite(tmp_path / "suite", [case(i) for i in range(N)])
+    unjudged = run(suite_root, tmp_path, lambda n: "yes", name="unjudged")  # the judge off: 90 unscored
+    base = accept(unjudged).path
+    # the judged cases regressed; the baseline has no verdict on them to hold the run to
+    server = make_anthropic_server(judge_responder)
+    now = run(
+        suite_root, tmp_path, lambda n: "yes, maybe" if n in JUDGED else "yes", server=server, name="now"
+    )
+    outcome = run_gate(now, base)
+    assert outcome.exit_code == 1 and "PASS" not in outcome.decision.reason
+    assert "UNVERIFIED: 90 baseline cases could not be verified" in outcome.text
+    assert (
+        "90 have no verdict in the baseline" in outcome.text and "baseline accept RUN --force" in outcome.text
+    )
+    # --allow-unscored keeps its meaning: that many cases tolerated, said in the verdict
+    loose = run_gate(now, base, allow_unscored=90)
+    assert loose.exit_code == 0 and "tolerated: 90 baseline cases" in loose.text
+    assert run_gate(now, base, allow_unscored=89).exit_code == 1

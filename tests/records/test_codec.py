@@ -80,6 +80,24 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("reader", ["baseline", "calibration record"])
+def test_hostile_json_documents_are_refused_with_the_file_named(
+    tmp_path: Path, name: str, reader: str
+) -> None:
+    """baseline.json and calibration.json keep the JSONL readers' limits: an EvalkitError naming the file, never
+    a traceback."""
+    from evalkit._baseline import load_baseline
+    from evalkit.calibration import read_calibration_record
+    from evalkit.errors import EvalkitError
+
+    path = tmp_path / "file.json"
+    path.write_text(HOSTILE[name], encoding="utf-8")  # refused as it is read, before any field is looked at
+    with pytest.raises(EvalkitError) as caught:
+        (load_baseline if reader == "baseline" else read_calibration_record)(path)
+    assert str(caught.value).startswith(f"{path}: ") and ";" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
 @pytest.mark.parametrize("reader", [read_labels, read_ratings, read_verdicts])
 def test_hostile_lines_are_located_problems_not_tracebacks(tmp_path: Path, name: str, reader: object) -> None:
     path = tmp_path / "file.jsonl"

@@ -147,3 +147,24 @@ def test_mcnemar_cases_needed_by_formula_and_by_simulation() -> None:
         stats.mcnemar_cases_needed(0.3, discordant=0.2)
     with pytest.raises(EvalkitError, match="effect of 0"):
         stats.mcnemar_cases_needed(0.0, discordant=0.2)
+
+
+def test_an_mde_beyond_100_points_is_not_reachable_never_a_figure_over_100() -> None:
+    from evalkit._report._text import mde_sentence
+
+    # 4 cases, one repeat, two discordant pairs going both ways: Connor's equation gives 18.3 (1,831.7 pts)
+    rows = [("A", f"c{i}", s) for i, s in enumerate(["pass", "fail", "pass", "pass"])]
+    rows += [("B", f"c{i}", s) for i, s in enumerate(["pass", "pass", "fail", "pass"])]
+    v = pl.DataFrame(rows, schema=["run_id", "case_id", "status"], orient="row").with_columns(
+        pl.lit("s").alias("slice"), pl.lit(0).alias("repeat")
+    )
+    plan = stats.estimate_mde(v, "A", "B")
+    assert plan.n == 4 and math.isinf(plan.mde)
+    said = mde_sentence(plan)
+    assert "n/a" in said and "4 cases" in said and "pts" not in said
+    # the formula itself: a finite answer is a difference of proportions, at most 1
+    assert math.isinf(stats.minimum_detectable_effect(5, 0.25))
+    assert 0 < stats.minimum_detectable_effect(400, 0.25) <= 1
+    for n in range(1, 60):
+        mde = stats.minimum_detectable_effect(n, 0.2, s2_a=0.2, s2_b=0.2, k_a=3, k_b=3)
+        assert math.isinf(mde) or mde <= 1.0
