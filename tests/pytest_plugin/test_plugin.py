@@ -1,0 +1,189 @@
+"""`pytest --evalkit SUITE`: one item per case, known failures xfail against a baseline, a gate item, the
+fixture; run in-process with pytester on the committed support-triage suite (offline, no judge)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = "goldens/support-triage"
+BASELINE = f"{SUITE}/baseline.json"
+PLUGIN = ("-p", "evalkit.pytest_plugin")
+
+# a worse system: the keyword baseline, except that it gives up on every chat ticket
+WORSE = """
+import importlib.util, pathlib
+_spec = importlib.util.spec_from_file_location("kw", pathlib.Path(__file__).parent / "goldens/support-triage/baseline.py")
+_kw = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_kw)
+
+def predict(input):
+    return "other" if input.get("channel") == "chat" else _kw.predict(input)
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _loaded(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # pytester's in-process runs drop the modules they import afterwards, and numpy cannot be loaded twice in a
+    # process: what a run and its gate import is imported here first, so it stays
+    import numpy  # noqa: F401
+    import polars  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    import evalkit.api
+    import evalkit.stats
+
+    run = evalkit.api.run(
+        ROOT / SUITE, "baseline", cache="off", progress=False, runs_dir=tmp_path_factory.mktemp("runs")
+    )
+    run.gate(ROOT / BASELINE)
+    run.failures()
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    shutil.copytree(ROOT / SUITE, pytester.path / SUITE)
+    pytester.makepyfile(worse=WORSE)
+    return pytester
+
+
+def _cases() -> list[dict]:
+    lines = (ROOT / SUITE / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _baseline_cases() -> dict[str, str]:
+    return json.loads((ROOT / BASELINE).read_text(encoding="utf-8"))["cases"]
+
+
+def _failed_ids(result: pytest.RunResult) -> set[str]:
+    return {r.nodeid for r in result.reprec.getreports("pytest_runtest_logreport") if r.failed}  # type: ignore[attr-defined]
+
+
+def test_the_baseline_system_passes_with_the_baselines_failures_as_xfail(project: pytest.Pytester) -> None:
+    result = project.runpytest_inprocess(
+        *PLUGIN,
+        "--evalkit",
+        SUITE,
+        "--evalkit-system",
+        "baseline",
+        "--evalkit-baseline",
+        BASELINE,
+        "--strict-markers",
+    )
+    known = sum(v != "pass" for v in _baseline_cases().values())
+    # every case an item, plus the gate
+    result.assert_outcomes(passed=len(_cases()) - known + 1, xfailed=known)
+    assert result.ret == 0
+    runs = list((project.path / "runs").iterdir())
+    assert len(runs) == 1 and (runs[0] / "manifest.json").is_file()  # written as `evalkit run` writes it
+
+
+def test_a_worse_system_fails_naming_the_flipped_cases_and_the_gate(project: pytest.Pytester) -> None:
+    junit = project.path / "out.xml"
+    result = project.runpytest_inprocess(
+        *PLUGIN,
+        "--evalkit",
+        SUITE,
+        "--evalkit-system",
+        "worse.py:predict",
+        "--evalkit-baseline",
+        BASELINE,
+        f"--junitxml={junit}",
+    )
+    baseline = _baseline_cases()
+    flipped = {
+        c["id"]
+        for c in _cases()
+        if c["input"].get("channel") == "chat" and baseline[c["id"]] == "pass" and c["expected"] != "other"
+    }
+    assert flipped
+    assert _failed_ids(result) == {f"{SUITE}::{i}" for i in flipped} | {f"{SUITE}::[gate]"}
+    assert result.ret == 1
+    out = result.stdout.str()
+    one = sorted(flipped)[0]
+    assert f"case {one} fail (passed in the baseline" in out
+    assert "exact exact: fail: expected" in out and 'output: "other"' in out
+    assert "FAIL: the pass rate dropped" in out  # the gate's own words, as `evalkit gate` prints them
+    # JUnit XML: one testcase per case, named by case id
+    cases = ET.parse(junit).getroot().iter("testcase")
+    failed = {c.get("name") for c in cases if c.find("failure") is not None}
+    assert failed == flipped | {"[gate]"}
+
+    # --lf: only the cases that failed run again
+    again = project.runpytest_inprocess(
+        *PLUGIN,
+        "--evalkit",
+        SUITE,
+        "--evalkit-system",
+        "worse.py:predict",
+        "--evalkit-baseline",
+        BASELINE,
+        "--lf",
+    )
+    again.assert_outcomes(failed=len(flipped) + 1, deselected=len(_cases()) + 1 - len(flipped) - 1)
+
+
+def test_slices_are_markers_and_k_and_x_select(project: pytest.Pytester) -> None:
+    slices = Counter(c["slice"] for c in _cases())
+    result = project.runpytest_inprocess(
+        *PLUGIN,
+        "--evalkit",
+        SUITE,
+        "--evalkit-system",
+        "baseline",
+        "--evalkit-baseline",
+        BASELINE,
+        "-m",
+        "sarcasm",
+        "--strict-markers",
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("xfailed", 0) == slices["sarcasm"]
+
+    picked = project.runpytest_inprocess(
+        *PLUGIN,
+        "--evalkit",
+        SUITE,
+        "--evalkit-system",
+        "worse.py:predict",
+        "-k",
+        "tri-00 or tri-01",
+        "-x",
+    )
+    # no baseline given: the committed one is used; -x stops at the first failure
+    assert picked.ret == 1
+    assert len(_failed_ids(picked)) == 1
+
+
+def test_ini_options_and_the_fixture(project: pytest.Pytester) -> None:
+    project.makeini(
+        """
+        [pytest]
+        evalkit_system = baseline
+        evalkit_runs_dir = elsewhere
+        """
+    )
+    project.makepyfile(
+        test_mine="""
+        def test_triage(evalkit_run):
+            run = evalkit_run("goldens/support-triage")
+            assert run.pass_rate()["rate"][0] >= 0.7
+            assert evalkit_run("goldens/support-triage") is run  # once per session
+        """
+    )
+    result = project.runpytest_inprocess(*PLUGIN, "test_mine.py")
+    result.assert_outcomes(passed=1)
+    assert len(list((project.path / "elsewhere").iterdir())) == 1
+
+
+def test_a_suite_that_cannot_load_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = project.runpytest_inprocess(*PLUGIN, "--evalkit", "goldens/nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--evalkit goldens/nope" in result.stderr.str()
