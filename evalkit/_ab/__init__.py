@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import attach
 
 if TYPE_CHECKING:
+    from evalkit._ab._bt import Ranking, fit, rank
     from evalkit._ab._compare import ABResult, ab
     from evalkit._ab._pairs import CasePair, case_pairs
     from evalkit._ab._stats import METHOD, tally

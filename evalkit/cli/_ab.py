@@ -11,7 +11,8 @@ from evalkit.cli._args import EXIT_OK, positive
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "ab",
-        help="is run B better than run A? pairwise judge in both orders, B's win rate with an interval",
+        help="is run B better than run A? pairwise judge in both orders, B's win rate with an interval "
+        "(three or more runs: a Bradley-Terry ranking)",
         description="Compare two runs of one suite case by case. For every case both runs answered, the "
         "pairwise judge sees both outputs in both orders (through the response cache); the case goes to B or A "
         "when both orders pick it, else it is a tie (the judge said tie, or the orders disagreed, which cancels "
@@ -22,6 +23,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("run_a", metavar="RUN_A", help="run A's directory (the reference)")
     p.add_argument("run_b", metavar="RUN_B", help="run B's directory (the challenger)")
+    p.add_argument(
+        "more",
+        nargs="*",
+        metavar="RUN",
+        help="more runs: every pair is compared, and the runs are ranked by a Bradley-Terry model with "
+        "bootstrap intervals",
+    )
     p.add_argument(
         "--check", metavar="NAME", help="judge on this judge check's rubric only (default: all of them)"
     )
@@ -48,16 +56,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.api import load_run
+    from evalkit.api import load_run, rank_runs
 
-    result = load_run(args.run_a).ab(
-        load_run(args.run_b),
-        check=args.check,
-        criteria=args.criteria,
-        judge_model=args.judge_model,
-        cache=args.cache,
-        cache_dir=args.cache_dir,
-        concurrency=args.concurrency,
-    )
-    print(json.dumps(result.to_json(), indent=2) if args.json else result.text())
+    options = {
+        "check": args.check,
+        "criteria": args.criteria,
+        "judge_model": args.judge_model,
+        "cache": args.cache,
+        "cache_dir": args.cache_dir,
+        "concurrency": args.concurrency,
+    }
+    if not args.more:
+        result = load_run(args.run_a).ab(load_run(args.run_b), **options)
+        print(json.dumps(result.to_json(), indent=2) if args.json else result.text())
+        return EXIT_OK
+    ranking, results = rank_runs([args.run_a, args.run_b, *args.more], **options)
+    if args.json:
+        pairs = [r.to_json() for r in results.values()]
+        print(json.dumps({"ranking": ranking.rows, "method": ranking.method, "pairs": pairs}, indent=2))
+    else:
+        print("\n\n".join([ranking.text(), *(r.text() for r in results.values())]))
     return EXIT_OK

@@ -21,7 +21,8 @@ from evalkit.testing.server import SimulatedJudge
 
 GOOD = 'def predict(input):\n    return "The refund window is 30 days from delivery."\n'
 POOR = 'def predict(input):\n    return "Please write to us again and we will help."\n'
-N, BY_CODE = 40, 5
+MID = 'def predict(input):\n    return "Your window is 30 days."\n'
+N, BY_CODE = 24, 4
 
 
 def _cases() -> list[dict]:
@@ -46,7 +47,7 @@ def runs(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> tuple[ek.Run, ek.Run, LocalAnthropicServer]:
-    suite = make_suite(_cases(), name="refund-ab", files={"good.py": GOOD, "poor.py": POOR})
+    suite = make_suite(_cases(), name="refund-ab", files={"good.py": GOOD, "poor.py": POOR, "mid.py": MID})
     made = [
         ek.run(suite, f"{suite}/{name}.py:predict", judge="off", runs_dir=tmp_path / "runs",
                cache_dir=tmp_path / "cache", progress=False)
@@ -112,7 +113,7 @@ def test_the_command_prints_and_writes_json(
     assert main(["ab", str(poor.path), str(good.path), "--cache-dir", cache]) == 0
     text = capsys.readouterr().out
     assert "win rate of B 100.0%" in text and "simulated" in text and "sign test" in text
-    assert "decided by code checks (no judge call): 5 cases" in text
+    assert "decided by code checks (no judge call): 4 cases" in text
 
 
 def test_a_check_that_is_not_there_is_a_clear_error(
@@ -123,3 +124,27 @@ def test_a_check_that_is_not_there_is_a_clear_error(
     assert "--check nope: suite refund-ab has no judge check of that name (its judge checks: answer)" in (
         capsys.readouterr().err
     )
+
+
+def test_three_runs_are_ranked_by_bradley_terry(
+    runs: tuple[ek.Run, ek.Run, LocalAnthropicServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    poor, good, _ = runs
+    mid = ek.run(poor.manifest.suite_path, f"{poor.manifest.suite_path}/mid.py:predict", judge="off",
+                 runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache", progress=False)  # fmt: skip
+    args = [
+        "ab",
+        str(mid.path),
+        str(poor.path),
+        str(good.path),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--json",
+    ]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    ranked = [row["run"].split(" ")[0] for row in data["ranking"]]
+    assert ranked == [good.path.name, mid.path.name, poor.path.name]
+    top, middle, bottom = data["ranking"]
+    assert top["ci"][0] > middle["ci"][1] and middle["ci"][0] > bottom["ci"][1]  # clearly apart
+    assert len(data["pairs"]) == 3

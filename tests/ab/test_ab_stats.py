@@ -41,3 +41,25 @@ def test_the_win_rate_interval_covers_about_95_percent(n: int) -> None:
             trials += 1
             covered += ci[0] <= p <= ci[1]
     assert 0.92 <= covered / trials <= 0.985
+
+
+def test_bradley_terry_is_the_maximum_likelihood_fit() -> None:
+    from scipy.optimize import minimize
+
+    from evalkit._ab import fit
+    from evalkit._ab._bt import PRIOR
+
+    rng = np.random.default_rng(7)
+    wins = rng.integers(0, 12, size=(4, 4)) * (1 - np.eye(4, dtype=int))
+    w = wins + PRIOR * (1 - np.eye(4))
+
+    def nll(theta: np.ndarray) -> float:
+        diff = theta[:, None] - theta[None, :]
+        return float(np.sum(w * np.logaddexp(0, -diff)))
+
+    reference = minimize(nll, np.zeros(4), method="BFGS", options={"gtol": 1e-10}).x
+    assert fit(wins) == pytest.approx(reference - reference.mean(), abs=1e-5)
+    # a run that never won stays finite, below the rest
+    never = np.array([[0, 0, 0], [5, 0, 2], [4, 3, 0]])
+    got = fit(never)
+    assert np.isfinite(got).all() and got[0] == got.min()
