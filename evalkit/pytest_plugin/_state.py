@@ -181,6 +181,8 @@ def _check_lines(c: dict[str, Any]) -> list[str]:
     for x in c.get("judge_criteria") or []:
         if not x.get("met"):
             evidence = x.get("evidence")
+            if not evidence and str(x.get("criterion")) in out[0]:
+                continue  # the check's line says it already
             shown = f" (evidence: {json.dumps(evidence, ensure_ascii=False)})" if evidence else ""
             out.append(f"    not met: {x.get('criterion')}{shown}")
     if c.get("judge_reasoning") and c.get("status") != "pass":

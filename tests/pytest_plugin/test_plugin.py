@@ -7,9 +7,13 @@ import json
 import shutil
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from evalkit.testing import LocalAnthropicServer
+from evalkit.testing.server import SimulatedJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "goldens/support-triage"
@@ -209,3 +213,34 @@ def test_a_suite_that_cannot_load_is_a_usage_error(project: pytest.Pytester) -> 
     result = project.runpytest_inprocess(*PLUGIN, "--evalkit", "goldens/nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--evalkit goldens/nope" in result.stderr.str()
+
+
+def test_a_judged_case_shows_the_unmet_criteria(
+    pytester: pytest.Pytester,
+    make_suite: Callable[..., Path],
+    make_anthropic_server: Callable[..., LocalAnthropicServer],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rubric = ["States the refund window of 30 days"]
+    cases = [
+        {"id": f"q{i}", "input": f"Order {i}: how long is the refund window?", "slice": "direct",
+         "checks": [{"kind": "judge", "name": "answer", "rubric": rubric}]}
+        for i in range(3)
+    ]  # fmt: skip
+    answer = 'def predict(input):\n    return "Please write to us again and we will help."\n'
+    suite = make_suite(
+        cases, name="refund", toml='[judge]\nmodel = "claude-opus-4-6"\n', files={"s.py": answer}
+    )
+    server = make_anthropic_server(judge=SimulatedJudge(), simulated=True)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "local-test")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    result = pytester.runpytest_inprocess(
+        *PLUGIN, "--evalkit", str(suite), "--evalkit-system", f"{suite}/s.py:predict", "--evalkit-judge", "on",
+        "--evalkit-cache", "off",
+    )  # fmt: skip
+    result.assert_outcomes(failed=3)
+    out = result.stdout.str()
+    assert "judge answer: fail: 0/1 criteria met: not met: States the refund window of 30 days\n" in out
+    assert "    judge: simulated judge (evalkit serve):" in out
+    assert 'output: "Please write to us again and we will help."' in out
