@@ -18,7 +18,9 @@ from evalkit.testing.server import SimulatedJudge
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "goldens/support-triage"
 BASELINE = f"{SUITE}/baseline.json"
-PLUGIN = ("-p", "evalkit.pytest_plugin")
+# the plugin under test; the inner sessions leave out plugins they do not need (pytester drops what an inner
+# session imports, so each would import them again)
+PLUGIN = ("-p", "evalkit.pytest_plugin", "-p", "no:hypothesispytest", "-p", "no:nbval", "-p", "no:xdist")
 
 # a worse system: the keyword baseline, except that it gives up on every chat ticket
 WORSE = """
