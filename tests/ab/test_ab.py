@@ -148,3 +148,19 @@ def test_three_runs_are_ranked_by_bradley_terry(
     top, middle, bottom = data["ranking"]
     assert top["ci"][0] > middle["ci"][1] and middle["ci"][0] > bottom["ci"][1]  # clearly apart
     assert len(data["pairs"]) == 3
+
+
+def test_criteria_and_judge_model_are_sent(
+    runs: tuple[ek.Run, ek.Run, LocalAnthropicServer], tmp_path: Path
+) -> None:
+    poor, good, server = runs
+    result = poor.ab(good, criteria=["Mentions the delivery date"], judge_model="claude-sonnet-4-6",
+                     cache_dir=tmp_path / "cache").to_json()  # fmt: skip
+    assert result["judge_model"] == "claude-sonnet-4-6"
+    bodies = [r.body for r in server.requests_to("/v1/messages") if r.body]
+    assert len(bodies) == 2 * (N - BY_CODE)
+    assert all(b["model"] == "claude-sonnet-4-6" for b in bodies)
+    sent = [json.dumps(b) for b in bodies]
+    assert all("Mentions the delivery date" in s and "refund window of 30 days" not in s for s in sent)
+    # "delivery" is in the good answer only: it still wins every decisive case
+    assert result["wins_a"] == 0 and result["wins_b"] > 0
