@@ -67,6 +67,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=["readwrite", "replay", "refresh", "off"],
         help="the response cache mode (default readwrite)",
     )
+    group.addoption(
+        "--evalkit-resume",
+        dest="evalkit_resume",
+        metavar="RUN_DIR",
+        help="finish this interrupted run (or run its errored cases again) instead of starting one, for the "
+        "suite it is a run of",
+    )
     parser.addini("evalkit_suites", "suites collected as tests, one a line", type="linelist", default=[])
     parser.addini("evalkit_system", "the system to run (as --evalkit-system)", default="")
     parser.addini("evalkit_baseline", "the baseline (as --evalkit-baseline)", default="")

@@ -19,6 +19,7 @@ class Settings:
     repeats: int
     concurrency: int
     cache: str
+    resume: Path | None
 
 
 def _pick(config: pytest.Config, name: str) -> Any:
@@ -61,4 +62,5 @@ def settings_of(config: pytest.Config) -> Settings:
         repeats=_count(config, "evalkit_repeats", 1),
         concurrency=_count(config, "evalkit_concurrency", 8),
         cache=cache,
+        resume=Path(resume) if (resume := config.getoption("evalkit_resume", default=None)) else None,
     )

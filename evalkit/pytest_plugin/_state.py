@@ -80,22 +80,37 @@ class SessionState:
 
             s = self.settings
             try:
-                self._runs[key] = run(
-                    self.suite(suite),
-                    chosen,
-                    repeats=s.repeats,
-                    concurrency=s.concurrency,
-                    cache=s.cache,  # type: ignore[arg-type]
-                    judge=s.judge,  # type: ignore[arg-type]
-                    runs_dir=s.runs_dir,
-                    progress=False,
-                )
+                if s.resume is not None and self._resumes(suite):
+                    from evalkit.api import resume
+
+                    self._runs[key] = resume(
+                        s.resume, system=chosen, concurrency=s.concurrency, progress=False
+                    )
+                else:
+                    self._runs[key] = run(
+                        self.suite(suite),
+                        chosen,
+                        repeats=s.repeats,
+                        concurrency=s.concurrency,
+                        cache=s.cache,  # type: ignore[arg-type]
+                        judge=s.judge,  # type: ignore[arg-type]
+                        runs_dir=s.runs_dir,
+                        progress=False,
+                    )
             except EvalkitError as e:
                 self._runs[key] = e  # every item of the suite fails with it, not only the first
         made = self._runs[key]
         if isinstance(made, EvalkitError):
             raise made
         return made
+
+    def _resumes(self, suite: str) -> bool:
+        """Whether the run to resume is a run of `suite` (with several suites, it finishes its own)."""
+        from evalkit.api import load_run
+
+        assert self.settings.resume is not None
+        recorded = Path(load_run(self.settings.resume).manifest.suite_path)
+        return recorded.resolve() == Path(suite).resolve()
 
     def case(self, suite: str, case_id: str) -> CaseOutcome:
         """The case's verdict over its repeats, and whether the baseline failed it too."""

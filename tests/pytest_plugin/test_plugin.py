@@ -211,6 +211,21 @@ def test_ini_options_and_the_fixture(small_project: pytest.Pytester) -> None:
     assert len(list((project.path / "elsewhere").iterdir())) == 1
 
 
+def test_resume_finishes_the_given_run_instead_of_starting_one(small_project: pytest.Pytester) -> None:
+    first = small_project.runpytest_inprocess(*PLUGIN, "--evalkit", SUITE, "--evalkit-system", "baseline")
+    (run_dir,) = (small_project.path / "runs").iterdir()
+    again = small_project.runpytest_inprocess(
+        *PLUGIN, "--evalkit", SUITE, "--evalkit-system", "baseline", "--evalkit-resume", str(run_dir)
+    )
+    assert again.parseoutcomes() == first.parseoutcomes()
+    assert list((small_project.path / "runs").iterdir()) == [run_dir]
+    # a resumed run keeps its own settings: another system is a clear error on every item
+    other = small_project.runpytest_inprocess(
+        *PLUGIN, "--evalkit", SUITE, "--evalkit-system", "worse.py:predict", "--evalkit-resume", str(run_dir)
+    )
+    assert other.ret == 1 and "A resumed run keeps its own settings" in other.stdout.str()
+
+
 def test_a_suite_that_cannot_load_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest_inprocess(*PLUGIN, "--evalkit", "goldens/nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
