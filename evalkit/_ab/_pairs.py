@@ -57,6 +57,13 @@ def _criteria(case: Case | None, check: str | None, given: tuple[str, ...]) -> t
     return tuple(r for c in judged for r in getattr(c, "rubric", ()))
 
 
+def _field(case: Case | None, check: str | None) -> str | None:
+    """The output field `check` judges on this case, if it names one."""
+    if case is None or check is None:
+        return None
+    return next((c.field for c in case.checks if c.kind == "judge" and check in (c.name, c.label)), None)
+
+
 def case_pairs(
     rows_a: pl.DataFrame,
     rows_b: pl.DataFrame,
@@ -67,7 +74,8 @@ def case_pairs(
 ) -> list[CasePair]:
     """Every case both runs answered (an output on each side), in case-id order.
 
-    The criteria are the case's judge checks' rubric (only `check`'s when given), or `criteria` when given.
+    The criteria are the case's judge checks' rubric (only `check`'s when given, and only the output field it
+    judges when it judges one), or `criteria` when given. Each side's first repeat is compared.
     A case where one side fails a code check and the other passes every one is decided for the latter.
     """
     a, b = _outputs(rows_a), _outputs(rows_b)
@@ -93,5 +101,11 @@ def case_pairs(
         decided = None if ok_a == ok_b else ("A" if ok_a else "B")
         case = cases.get(cid)
         crit = _criteria(case, check, criteria)
+        field = _field(case, check)
+        if field is not None:  # the check judges one field of the output: so does the comparison
+            from evalkit.graders import get_field, is_missing
+
+            out_a, out_b = get_field(out_a, field), get_field(out_b, field)
+            out_a, out_b = (None if is_missing(v) else v for v in (out_a, out_b))
         pairs.append(CasePair(cid, slice_name, case.input if case else None, out_a, out_b, crit, decided))
     return pairs

@@ -164,3 +164,34 @@ def test_criteria_and_judge_model_are_sent(
     assert all("Mentions the delivery date" in s and "refund window of 30 days" not in s for s in sent)
     # "delivery" is in the good answer only: it still wins every decisive case
     assert result["wins_a"] == 0 and result["wins_b"] > 0
+
+
+def test_a_checks_field_is_what_is_compared(
+    make_suite: Callable[..., Path],
+    make_anthropic_server: Callable[..., LocalAnthropicServer],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    rubric = ["States the refund window of 30 days"]
+    cases = [
+        {"id": f"f{i}", "input": f"Order {i}: how long is the refund window?", "slice": "direct",
+         "checks": [{"kind": "judge", "name": "reply", "field": "reply", "rubric": rubric}]}
+        for i in range(3)
+    ]  # fmt: skip
+    good = (
+        'def predict(input):\n    return {"reply": "The refund window is 30 days.", "internal": "SECRET-A"}\n'
+    )
+    poor = 'def predict(input):\n    return {"reply": "Write to us.", "internal": "SECRET-B"}\n'
+    suite = make_suite(cases, name="fields", files={"good.py": good, "poor.py": poor})
+    made = [
+        ek.run(suite, f"{suite}/{n}.py:predict", judge="off", runs_dir=tmp_path / "runs", progress=False,
+               cache_dir=tmp_path / "cache")
+        for n in ("poor", "good")
+    ]  # fmt: skip
+    server = make_anthropic_server(judge=SimulatedJudge(), simulated=True)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "local-test")
+    result = made[0].ab(made[1], check="reply", cache_dir=tmp_path / "cache").to_json()
+    assert (result["wins_b"], result["wins_a"]) == (3, 0)
+    sent = [json.dumps(r.body) for r in server.requests_to("/v1/messages") if r.body]
+    assert len(sent) == 6 and not any("SECRET" in s for s in sent)
