@@ -6,6 +6,7 @@ concurrency, repeats, the run directory as ``evalkit run`` writes it), the first
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +93,12 @@ def pytest_configure(config: pytest.Config) -> None:
     for suite in settings.suites:
         # -m and --strict-markers see each slice as a registered marker
         for name in state.slices(suite):
-            config.addinivalue_line("markers", f"{name}: evalkit slice {name}")
+            config.addinivalue_line("markers", f"{marker_name(name)}: evalkit slice {name}")
+
+
+def marker_name(slice_name: str) -> str:
+    """A slice as a marker: characters `-m` cannot parse (spaces, colons, ...) become underscores."""
+    return re.sub(r"[^\w.-]", "_", slice_name)
 
 
 class CaseFailed(Exception):
@@ -114,7 +120,7 @@ class SuiteCollector(pytest.Collector):
             )
             item.add_marker("evalkit")
             if slice_name:
-                item.add_marker(slice_name)
+                item.add_marker(marker_name(slice_name))
             yield item
         if state.baseline_for(self.suite) is not None:
             gate = GateItem.from_parent(

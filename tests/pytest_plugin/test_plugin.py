@@ -261,3 +261,10 @@ def test_a_judged_case_shows_the_unmet_criteria(
     assert "judge answer: fail: 0/1 criteria met: not met: States the refund window of 30 days\n" in out
     assert "    judge: simulated judge (evalkit serve):" in out
     assert 'output: "Please write to us again and we will help."' in out
+
+
+def test_a_slice_becomes_a_marker_minus_what_m_cannot_parse() -> None:
+    from evalkit.pytest_plugin._plugin import marker_name
+
+    assert marker_name("billing-vs-account") == "billing-vs-account"
+    assert marker_name("long input: 2k+ tokens") == "long_input__2k__tokens"
