@@ -34,22 +34,20 @@ def predict(input):
 """
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _loaded(tmp_path_factory: pytest.TempPathFactory) -> None:
-    # pytester's in-process runs drop the modules they import afterwards, and numpy cannot be loaded twice in a
-    # process: what a run and its gate import is imported here first, so it stays
-    import numpy  # noqa: F401
-    import polars  # noqa: F401
-    import scipy.stats  # noqa: F401
+@pytest.fixture(autouse=True)
+def _keep_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester drops the modules an in-process session imported once it ends. evalkit's faces keep what they
+    load (`evalkit._lazy`), so a dropped evalkit module imported again later would give two copies of its
+    classes to the rest of the test run, and numpy cannot be loaded twice at all: every module is kept, but the
+    inner sessions' own test modules."""
+    import _pytest.pytester as impl
 
-    import evalkit.api
-    import evalkit.stats
+    snapshot = impl.SysModulesSnapshot
 
-    run = evalkit.api.run(
-        ROOT / SUITE, "baseline", cache="off", progress=False, runs_dir=tmp_path_factory.mktemp("runs")
-    )
-    run.gate(ROOT / BASELINE)
-    run.failures()
+    def keeping(preserve: Callable[[str], bool] | None = None) -> object:
+        return snapshot(preserve=lambda name: not name.startswith(("test_", "conftest")))
+
+    monkeypatch.setattr(impl, "SysModulesSnapshot", keeping)
 
 
 @pytest.fixture
