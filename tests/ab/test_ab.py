@@ -80,8 +80,8 @@ def test_the_better_system_wins_both_ways_round_despite_a_position_bias(
     assert len(server.requests) == 2 * (N - BY_CODE)
     assert forward["judge_served"] == ["simulated-judge"]
 
-    # the other way round: the same verdicts mirrored, from the cache (no new request)
-    backward = good.ab(poor, cache_dir=tmp_path / "cache").to_json()
+    # the other way round: the same verdicts mirrored, replayed from the cache (no new request)
+    backward = good.ab(poor, cache="replay", cache_dir=tmp_path / "cache").to_json()
     assert (backward["wins_a"], backward["wins_b"], backward["ties"]) == (
         forward["wins_b"], forward["wins_a"], forward["ties"]
     )  # fmt: skip
