@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["evalkit.testing.fixtures"]
+pytest_plugins = ["evalkit.testing.fixtures", "pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -203,6 +203,12 @@ PUBLIC: dict[str, list[str]] = {
         "verbosity_rows",
         "write_verdicts",
     ],
+    "evalkit.pytest_plugin": [
+        "evalkit_run",
+        "pytest_addoption",
+        "pytest_collection_modifyitems",
+        "pytest_configure",
+    ],
     "evalkit.stats": [
         "CostLatency",
         "Interval",

@@ -20,7 +20,9 @@ from evalkit.api._run import Run, load_run
 from evalkit.api._runs import runs
 
 if INTERNAL:
+    from evalkit.api._ab import rank_runs
     from evalkit.api._changes import setup_changes
     from evalkit.api._execute import as_run_system, prepare, suite_judge
+    from evalkit.api._reference import committed_baseline
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -15,6 +15,7 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:
     import polars as pl
 
+    from evalkit._ab import ABResult
     from evalkit._gate import GateOutcome
     from evalkit.api._compare import RunComparison
     from evalkit.api._html import HTMLReport
@@ -145,6 +146,54 @@ class Run(RunFolder):
         from evalkit.api._compare import compare
 
         return compare(self, other)
+
+    def ab(
+        self,
+        other: Run | str | Path,
+        *,
+        check: str | None = None,
+        criteria: Sequence[str] = (),
+        judge_model: str | None = None,
+        cache: str = "readwrite",
+        cache_dir: str | Path | None = None,
+        concurrency: int = 8,
+        max_retries: int = 4,
+    ) -> ABResult:
+        """Is `other` (B) better than this run (A)? As ``evalkit ab A B``: on every case both answered, the
+        pairwise judge sees both outputs in both orders (through the response cache); code checks decide first.
+
+        Parameters
+        ----------
+        other:
+            Run B: a `Run` or a run directory of the same suite.
+        check:
+            Judge on this judge check's rubric only (default: every judge check of the case).
+        criteria:
+            Judge on these criteria instead of the suite's rubric.
+        judge_model:
+            The pairwise judge's model (default: the suite's judge model).
+        cache, cache_dir, concurrency, max_retries:
+            As for `evalkit.api.run`.
+
+        Returns
+        -------
+        ABResult
+            ``.to_json()`` (n, wins_b, wins_a, ties, win_rate_b with its Wilson interval, consistency, the sign
+            test's p_value, by_slice), ``.text()`` (what the command prints) and ``.cases`` (one row per case).
+        """
+        from evalkit._ab import ab
+
+        return ab(
+            self,
+            other if isinstance(other, Run) else Run(other),
+            check=check,
+            criteria=tuple(criteria),
+            judge_model=judge_model,
+            cache=cache,
+            cache_dir=cache_dir,
+            concurrency=concurrency,
+            max_retries=max_retries,
+        )
 
     def cost_latency(self) -> pl.DataFrame:
         """Cost per task (system and judge) and latency percentiles (p50, p95), one row for the run."""

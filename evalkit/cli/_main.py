@@ -15,6 +15,7 @@ from typing import Any
 
 from evalkit._version import __version__
 from evalkit.cli import (
+    _ab,
     _agreement,
     _baseline,
     _cache,
@@ -38,6 +39,7 @@ COMMANDS: list[ModuleType] = [
     _run,
     _report,
     _gate,
+    _ab,
     _baseline,
     _cache,
     _serve,
