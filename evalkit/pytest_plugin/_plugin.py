@@ -101,7 +101,7 @@ def marker_name(slice_name: str) -> str:
     return re.sub(r"[^\w.-]", "_", slice_name)
 
 
-class CaseFailed(Exception):
+class _CaseFailed(Exception):
     """A case that failed (or errored), with what the terminal summary shows for it."""
 
 
@@ -143,7 +143,7 @@ class _EvalkitItem(pytest.Item):
         from evalkit.errors import EvalkitError
 
         # no traceback: it would show the plugin's code, not the case (and formatting one costs ~0.3 s)
-        if isinstance(excinfo.value, CaseFailed | EvalkitError | pytest.xfail.Exception):
+        if isinstance(excinfo.value, _CaseFailed | EvalkitError | pytest.xfail.Exception):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo, style=style))
 
@@ -163,7 +163,7 @@ class CaseItem(_EvalkitItem):
         if outcome.baseline_failed:
             pytest.xfail(f"known failure: fails in the baseline too ({outcome.why})")
         run = self.state.run(self.suite)
-        raise CaseFailed(failure_text(run, self.state.failures(self.suite), self.name, outcome))
+        raise _CaseFailed(failure_text(run, self.state.failures(self.suite), self.name, outcome))
 
 
 class GateItem(_EvalkitItem):
@@ -173,7 +173,7 @@ class GateItem(_EvalkitItem):
         run = self.state.run(self.suite)
         decision = run.gate(self.state.baseline_for(self.suite))
         if decision.exit_code:
-            raise CaseFailed(f"evalkit gate failed for {self.suite} (run {run.path}):\n{decision.text}")
+            raise _CaseFailed(f"evalkit gate failed for {self.suite} (run {run.path}):\n{decision.text}")
 
 
 @pytest.hookimpl(tryfirst=True)
