@@ -87,12 +87,14 @@ def resolve_reply(
     errors: list[BaseException],
     judge: Callable[[dict[str, Any]], Reply | None] | None = None,
     model_prefix: str = "",
+    input_usage: Mapping[str, Any] | None = None,
 ) -> ResolvedReply:
     """The reply to a (valid) messages request: the judge's verdict for a judge request, else the first matching
     rule, else the responder, else ``text`` (a schema example for a structured-output request).
 
     A responder's exception is kept in ``errors`` and answered 500. ``model_prefix`` goes before the model id
-    of a reply that does not name its own.
+    of a reply that does not name its own. ``input_usage`` (the prompt cache's split of the input tokens)
+    replaces the plain input count; a reply's own ``usage`` still wins.
     """
     # what the body asks for is read before the responder, which may change the body it is given
     input_tokens = count_input_tokens(body)
@@ -134,5 +136,6 @@ def resolve_reply(
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
+    usage.update(input_usage or {})
     usage.update(overrides)
     return ResolvedReply(text=reply_text, stop_reason=stop_reason, model=model, usage=usage)

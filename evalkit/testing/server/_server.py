@@ -35,6 +35,7 @@ from evalkit.testing.server._http import Handler, HTTPServer, HTTPServer6, _Body
 from evalkit.testing.server._limits import ServerLimits, decode_json, reaches_beyond_loopback
 from evalkit.testing.server._log import LOGGED_HEADER_VALUES, LogEntry, RequestLog, RequestRecord, kept_body
 from evalkit.testing.server._messages import message_json, require_dict, validate_messages
+from evalkit.testing.server._prompt_cache import PromptCache
 from evalkit.testing.server._rate_limits import RateLimiter, RateLimits
 from evalkit.testing.server._replies import DEFAULT_TEXT, Reply, Responder, Rule, compile_rules, resolve_reply
 from evalkit.testing.server._simulated_judge import SimulatedJudge
@@ -138,6 +139,8 @@ class LocalAnthropicServer:
         self.port = port
         self.judge = judge
         self.simulated = simulated
+        self.prompt_cache = PromptCache()
+        """The prompt-cache entries requests have written (``cache_control`` prefixes), as the API keeps them."""
         self.rate_limits = rate_limits
         self._limiter = (
             RateLimiter(rate_limits)
@@ -564,6 +567,7 @@ class LocalAnthropicServer:
         delay = 0.0
         if since is not None:  # (read before the responder can change the body)
             delay = float(self.latency(body) if callable(self.latency) else self.latency)
+        input_usage, commit = self.prompt_cache.account(body)
         reply = resolve_reply(
             body,
             rules=self.rules,
@@ -573,10 +577,12 @@ class LocalAnthropicServer:
             errors=self.responder_errors,
             judge=self.judge.answer if self.judge is not None else None,
             model_prefix="simulated-" if self.simulated else "",
+            input_usage=input_usage,
         )
         message = message_json(reply, self._next_id("msg"), batch=batch)
         if since is not None:
             # the wait is what remains of the latency once the request is read and the reply made, so the
             # server's own work is part of the latency asked for rather than added to it
             self._sleep(delay - (time.monotonic() - since))
+        commit()  # the prefix is cached once the response goes out: requests in flight alongside it missed it
         return message
