@@ -25,6 +25,7 @@ The tree::
     |   +-- CorruptCacheEntry            replay mode found a cache file it cannot use
     |       +-- EditedCacheEntry         ... because its response changed after it was recorded
     +-- CallError                        an API call failed after its retries; .kind says why
+    +-- SpendingStopped                  a run stopped for money (its max_cost, or the account's spend limit)
     |
     |   grading problems: each is recorded as its check's error during a run
     +-- CheckError                       a check could not give a verdict; its message is the check's error
@@ -73,6 +74,7 @@ __all__ = [
     "RecordsError",
     "RemoteSchemaRefused",
     "RulesFileError",
+    "SpendingStopped",
     "SuiteValidationError",
     "SystemLoadError",
     "TranscriptError",
@@ -218,8 +220,12 @@ CallErrorKind = Literal[
     "bad_request",
     "canceled",
     "expired",
+    "spending_cap",
+    "spend_limit",
 ]
-"""Why a call failed. ``canceled`` and ``expired`` only come from Message Batches results."""
+"""Why a call failed. ``canceled`` and ``expired`` only come from Message Batches results; ``spending_cap``: not
+sent, as it could have passed the run's ``max_cost``; ``spend_limit``: the API refused it, the account's spend
+limit being reached."""
 
 _RETRYABLE_KINDS: frozenset[str] = frozenset(
     {"rate_limit", "overloaded", "server", "connection", "timeout", "bad_response"}
@@ -336,3 +342,9 @@ class UnverifiedCacheEntryWarning(EvalkitWarning):
 def clip(text: str, width: int) -> str:
     """`text` cut to at most `width` characters, an ellipsis marking the cut."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class SpendingStopped(EvalkitError):
+    """A run stopped for money: the next call could have passed its ``max_cost``, or the API refused calls at the
+    account's spend limit. What finished is kept; the message gives the command that finishes the run (with a
+    higher cap). ``evalkit run`` exits 3 for it."""

@@ -143,6 +143,7 @@ PUBLIC: dict[str, list[str]] = {
         "RecordsError",
         "RemoteSchemaRefused",
         "RulesFileError",
+        "SpendingStopped",
         "SuiteValidationError",
         "SystemLoadError",
         "TranscriptError",

@@ -13,7 +13,14 @@ from evalkit._client._pricing import (
     current_prices,
     is_simulated,
 )
+from evalkit._client._prompt_cache import (
+    MIN_CACHEABLE_TOKENS,
+    PromptCacheTTL,
+    mark_prompt_cache,
+    min_cacheable_tokens,
+)
 from evalkit._client._redact import redact_url
+from evalkit._client._spending import SpendingCap, worst_case_usd
 from evalkit._lazy import attach
 
 if TYPE_CHECKING:

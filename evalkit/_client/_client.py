@@ -26,7 +26,8 @@ import pydantic
 
 from evalkit._client import _pricing as pricing
 from evalkit._client._limiter import RateLimiter
-from evalkit._client._paced import new_call_waits, pace
+from evalkit._client._paced import is_spend_limit, new_call_waits, pace
+from evalkit._client._prompt_cache import PromptCacheTTL, mark_prompt_cache
 from evalkit._client._redact import base_url_secrets, redact_url, scrub, secret_forms
 from evalkit._client._requests import (
     _backoff,
@@ -37,6 +38,7 @@ from evalkit._client._requests import (
 )
 from evalkit._client._result import BatchStatus, CallResult, is_structured
 from evalkit._client._sdk import _tracing_option, tls_context
+from evalkit._client._spending import SpendingCap, worst_case_usd
 from evalkit.errors import CallError, CallErrorKind
 
 __all__ = ["Client"]
@@ -106,6 +108,11 @@ class Client:
     says and is sent again without spending ``max_retries``, for up to ``rate_limit_wait`` seconds of such
     waits per call (default 600); past that the 429 counts as any retryable error. ``rate_limit_share`` is
     this client's share of the limits when other processes call with the same key (default 1.0: all of them).
+
+    ``prompt_cache`` (``"5m"``, ``"1h"`` or None for off) marks the stable prefix of each Messages request (its
+    tools and system prompt) for the API's prompt cache, with that lifetime, where it may reach the model's
+    minimum cacheable length (see ``mark_prompt_cache``). With a ``spending_cap``, a call whose worst case would
+    take what was spent and what is in flight past the cap is not sent: ``CallError("spending_cap")``.
     """
 
     def __init__(
@@ -118,6 +125,8 @@ class Client:
         prices: Mapping[str, pricing.ModelPrice] | None = None,
         rate_limit_wait: float = 600.0,
         rate_limit_share: float = 1.0,
+        prompt_cache: PromptCacheTTL | None = "5m",
+        spending_cap: SpendingCap | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -129,6 +138,9 @@ class Client:
         self.max_retries = max_retries
         self.timeout = timeout
         self.prices = prices
+        self.prompt_cache = prompt_cache
+        self.spending_cap = spending_cap
+        self._batch_reserved: dict[str, float] = {}
         if not rate_limit_wait >= 0:
             raise ValueError("rate_limit_wait cannot be negative")
         self.rate_limit_wait = rate_limit_wait
@@ -296,6 +308,8 @@ class Client:
             request_id = exc.request_id
             message = getattr(exc, "api_message", None) or exc.message
             kind = "overloaded" if isinstance(exc, anthropic.OverloadedError) else _status_kind(status)
+            if is_spend_limit(status, message):
+                kind = "spend_limit"
         elif isinstance(exc, anthropic.APIResponseValidationError):
             kind, status = "bad_response", exc.status_code
         elif isinstance(exc, json.JSONDecodeError):
@@ -387,13 +401,50 @@ class Client:
 
     # ---- messages -------------------------------------------------------------------------------------------
 
+    def _outgoing(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The request as sent: its stable prefix marked for prompt caching, unless that is off."""
+        if self.prompt_cache is None:
+            return request
+        return mark_prompt_cache(request, self.prompt_cache)
+
+    def _reserve(self, requests: Sequence[Mapping[str, Any]], *, batch: bool = False) -> float:
+        """Hold the worst case of `requests` under the spending cap (0.0 without one); CallError if refused."""
+        cap = self.spending_cap
+        if cap is None:
+            return 0.0
+        worst = 0.0
+        for request in requests:
+            price = pricing.price_for(str(request.get("model")), self._price_table())
+            if price is None:
+                raise CallError(
+                    "spending_cap",
+                    None,
+                    f"not sent: {request.get('model')} has no known price, so the spending "
+                    "cap cannot be kept (add its price with EVALKIT_PRICES)",
+                )
+            worst += worst_case_usd(request, price, batch=batch)
+        if not cap.reserve(worst):
+            raise CallError(
+                "spending_cap",
+                None,
+                f"not sent: its worst case (${worst:.4f}) would pass the spending cap "
+                f"({cap.describe()}, ${cap.in_flight_usd:.4f} in flight)",
+            )
+        return worst
+
+    def _settle(self, worst: float, cost: float | None) -> None:
+        if self.spending_cap is not None:
+            self.spending_cap.settle(worst, cost)
+
     def create(self, request: Mapping[str, Any]) -> CallResult:
         """One ``messages.create`` call. Raises ``CallError`` once retries are spent."""
         _check_request(request)
-        kwargs = _split_request(request, "create")
+        sent = self._outgoing(request)
+        kwargs = _split_request(sent, "create")
         prices = self._price_table()
         client = self.sync_client
         slots = self._slots
+        worst = self._reserve([sent])
         started = time.perf_counter()
 
         def call() -> tuple[Any, str | None]:
@@ -403,27 +454,41 @@ class Client:
                 raw = client.messages.with_raw_response.create(**kwargs)
             return json.loads(raw.http_response.content), raw.headers.get("request-id")
 
-        data, request_id = self._run(call)
-        return self._result_from_dict(
-            data,
-            request,
-            time.perf_counter() - started,
-            structured=is_structured(request),
-            request_id=request_id,
-            prices=prices,
-        )
+        try:
+            data, request_id = self._run(call)
+            result = self._result_from_dict(
+                data,
+                request,
+                time.perf_counter() - started,
+                structured=is_structured(request),
+                request_id=request_id,
+                prices=prices,
+            )
+        except BaseException:
+            self._settle(worst, 0.0)  # a call that failed is not billed
+            raise
+        self._settle(worst, result.cost_usd)
+        return result
 
     async def acreate(self, request: Mapping[str, Any]) -> CallResult:
         """``create`` for asyncio, with at most ``max_concurrency`` calls in flight."""
         _check_request(request)
-        kwargs = _split_request(request, "create")
+        sent = self._outgoing(request)
+        kwargs = _split_request(sent, "create")
         prices = self._price_table()
         client, semaphore = self._async_parts()
         async with semaphore:
+            worst = self._reserve([sent])
             started = time.perf_counter()
-            message = await self._arun(lambda: client.messages.create(**kwargs))
+            try:
+                message = await self._arun(lambda: client.messages.create(**kwargs))
+            except BaseException:
+                self._settle(worst, 0.0)
+                raise
             latency = time.perf_counter() - started
-        return self._result(message, request, latency, structured=is_structured(request), prices=prices)
+        result = self._result(message, request, latency, structured=is_structured(request), prices=prices)
+        self._settle(worst, result.cost_usd)
+        return result
 
     def parse(self, request: Mapping[str, Any], model_cls: type[ModelT]) -> tuple[ModelT, CallResult]:
         """``messages.parse(output_format=model_cls)``: the validated instance and the call's result.
@@ -431,30 +496,44 @@ class Client:
         A reply that does not validate against ``model_cls`` raises ``CallError("bad_response")``.
         """
         _check_request(request)
-        kwargs = _split_request(request, "parse")
+        sent = self._outgoing(request)
+        kwargs = _split_request(sent, "parse")
         prices = self._price_table()
         client = self.sync_client
+        worst = self._reserve([sent])
         started = time.perf_counter()
 
         def call() -> Any:
             with self._slots:
                 return client.messages.parse(**kwargs, output_format=model_cls)
 
-        message = self._run(call)
+        try:
+            message = self._run(call)
+        except BaseException:
+            self._settle(worst, 0.0)
+            raise
         result = self._result(message, request, time.perf_counter() - started, structured=True, prices=prices)
+        self._settle(worst, result.cost_usd)
         return self._parsed(message, model_cls, result), result
 
     async def aparse(self, request: Mapping[str, Any], model_cls: type[ModelT]) -> tuple[ModelT, CallResult]:
         """``parse`` for asyncio, within the concurrency bound."""
         _check_request(request)
-        kwargs = _split_request(request, "parse")
+        sent = self._outgoing(request)
+        kwargs = _split_request(sent, "parse")
         prices = self._price_table()
         client, semaphore = self._async_parts()
         async with semaphore:
+            worst = self._reserve([sent])
             started = time.perf_counter()
-            message = await self._arun(lambda: client.messages.parse(**kwargs, output_format=model_cls))
+            try:
+                message = await self._arun(lambda: client.messages.parse(**kwargs, output_format=model_cls))
+            except BaseException:
+                self._settle(worst, 0.0)
+                raise
             latency = time.perf_counter() - started
         result = self._result(message, request, latency, structured=True, prices=prices)
+        self._settle(worst, result.cost_usd)
         return self._parsed(message, model_cls, result), result
 
     @staticmethod
@@ -495,14 +574,20 @@ class Client:
             _check_request(request)
             if custom_id in requests:
                 raise ValueError(f"duplicate custom_id {custom_id!r}")
-            requests[custom_id] = dict(request)
+            requests[custom_id] = dict(self._outgoing(request))
         if self.prices is None:
             pricing.current_prices()  # a bad price file fails here, before the batch is paid for
         client = self.sync_client
         payload: Any = [{"custom_id": cid, "params": params} for cid, params in requests.items()]
-        batch = self._run(lambda: client.messages.batches.create(requests=payload))
+        worst = self._reserve(list(requests.values()), batch=True)  # the whole batch, or none of it
+        try:
+            batch = self._run(lambda: client.messages.batches.create(requests=payload))
+        except BaseException:
+            self._settle(worst, 0.0)
+            raise
         with self._lock:
             self._batch_requests[batch.id] = requests
+            self._batch_reserved[batch.id] = worst
         return str(batch.id)
 
     @staticmethod
@@ -595,4 +680,9 @@ class Client:
                 out[custom_id] = CallError("canceled", None, "the batch was canceled before this request ran")
             else:
                 out[custom_id] = CallError("expired", None, "the batch expired before this request ran")
+        with self._lock:
+            reserved = self._batch_reserved.pop(batch_id, None)
+        if reserved is not None:
+            costs = [r.cost_usd for r in out.values() if isinstance(r, CallResult)]
+            self._settle(reserved, None if None in costs else sum(c or 0.0 for c in costs))
         return out

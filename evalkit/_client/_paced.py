@@ -15,7 +15,16 @@ import httpx2
 
 from evalkit._client._limiter import RateLimiter
 
-__all__ = ["PacedTransport", "new_call_waits", "pace"]
+__all__ = ["PacedTransport", "is_spend_limit", "new_call_waits", "pace"]
+
+# how the API words a refusal that waiting will not lift: the account's spend limit, or no credit left
+_SPEND_LIMIT_WORDS = ("spend limit", "usage limits", "credit balance is too low")
+
+
+def is_spend_limit(status: int | None, text: str) -> bool:
+    """Whether an error reply says the account may spend no more (a 429 without ``retry-after``, or a 400)."""
+    lowered = text.lower()
+    return status in (400, 402, 429) and any(words in lowered for words in _SPEND_LIMIT_WORDS)
 
 
 class _CallWaits(threading.local):
@@ -48,6 +57,13 @@ class PacedTransport(httpx2.BaseTransport):
             except BaseException:
                 limiter.release(ticket, None, {})
                 raise
+            if response.status_code in (400, 402, 429) and "retry-after" not in response.headers:
+                response.read()
+                if is_spend_limit(response.status_code, response.text):
+                    # no wait lifts it: the SDK is told not to retry (its documented header), nor is it paced
+                    limiter.release(ticket, None, {})
+                    response.headers["x-should-retry"] = "false"
+                    return response
             delay = limiter.release(ticket, response.status_code, response.headers)
             if delay is None or self._calls.waited + delay > self._max_wait:
                 return response

@@ -87,3 +87,9 @@ class Manifest(BaseModel):
     started_at: str = Field(default_factory=now_iso)
     ended_at: str | None = None
     status: Literal["running", "complete", "interrupted"] = "running"
+    stopped_reason: str | None = None
+    """Why an interrupted run stopped and how to finish it, when it stopped itself (a spending cap)."""
+    max_cost_usd: float | None = None
+    """The spending cap the run was started (or last resumed) with."""
+    prompt_cache: str | None = None
+    """Whether its requests asked for prompt caching: on, off, 5m or 1h (None: before the option existed)."""

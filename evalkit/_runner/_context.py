@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from evalkit._cache import ResponseCache
 from evalkit._runner._options import RunOptions
@@ -54,6 +54,8 @@ class RunContext:
     """Whether the client or judge came from the caller: it cannot be shared across a fork."""
     prefilled: dict[tuple[str, int], tuple[Any, float]] = field(default_factory=dict)
     """A Python system's outputs from a batch's judge phase, used once: (case id, repeat) -> (output, latency)."""
+    spending_cap: Any = None
+    """The run's SpendingCap (shared with its forked workers), or None without a max_cost."""
     _client: Any = None
     _rate_share: float = 1.0
     """This process's share of the API's rate limits (a worker's threads over the run's concurrency)."""
@@ -118,8 +120,20 @@ class RunContext:
                 max_retries=self.options.max_retries,
                 timeout=self.options.timeout,
                 rate_limit_share=self._rate_share,
+                prompt_cache=self.prompt_cache_ttl(),
+                spending_cap=self.spending_cap,
             )
         return self._client
+
+    def prompt_cache_ttl(self) -> Literal["5m", "1h"] | None:
+        """The prompt-cache lifetime the run's requests ask for (None: off). A run's calls with one prefix follow
+        each other within seconds, and each read renews a 5-minute entry; a batch's requests may wait an hour."""
+        mode = self.options.prompt_cache
+        if mode == "off":
+            return None
+        if mode == "on":
+            return "1h" if self.options.batch else "5m"
+        return mode
 
     @property
     def client_made(self) -> Any:

@@ -60,6 +60,8 @@ class Estimate:
     repeats: int
     lines: list[Line]
     counted_with: str
+    max_cost: float | None = None
+    """The run's spending cap, to set the estimate against."""
 
     def __str__(self) -> str:
         return self.format()
@@ -87,7 +89,22 @@ class Estimate:
                 total += line.cost_usd
         suffix = " + calls of unknown price" if unknown else ""
         out.append(f"  at most ${total:.4f}{suffix} (outputs priced at max_tokens; cache hits cost nothing)")
+        if self.max_cost is not None:
+            out.append(self._against_cap(total, unknown, self.max_cost))
         return "\n".join(out)
+
+    @staticmethod
+    def _against_cap(total: float, unknown: bool, cap: float) -> str:
+        if unknown:
+            return f"  --max-cost ${cap:.2f}: a call of unknown price cannot be capped; the run would refuse to start"
+        if total <= cap:
+            return (
+                f"  --max-cost ${cap:.2f}: the estimate fits under it ({100 * total / cap:.0f}% of the cap)"
+            )
+        return (
+            f"  --max-cost ${cap:.2f}: the estimate is {total / cap:.1f}x the cap; the run would stop near it, "
+            f"after about {100 * cap / total:.0f}% of its calls, and say how to resume with a higher cap"
+        )
 
 
 def _price(model: str, input_tokens: int, output_tokens: int, batch: bool) -> float | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 JudgeMode = Literal["auto", "on", "off"]
+PromptCacheMode = Literal["on", "off", "5m", "1h"]
 
 
 @dataclass
@@ -24,3 +25,8 @@ class RunOptions:
     processes: int | None = None  # worker processes for model calls; None = decide from concurrency and cores
     max_retries: int = 4
     timeout: float = 120.0
+    prompt_cache: PromptCacheMode = "on"
+    """Mark each request's stable prefix for the API's prompt cache: on (5-minute entries; 1-hour ones for a
+    batch run, whose requests may wait longer than 5 minutes between uses), off, or a lifetime."""
+    max_cost: float | None = None
+    """Dollars the run may spend in all (a resumed run's earlier calls included); None: no cap."""

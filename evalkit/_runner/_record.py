@@ -14,8 +14,11 @@ from evalkit._runner._stops import (
     _AuthFailure,
     _CacheWriteFailure,
     _JournalWriteFailure,
+    _SpendingCapReached,
+    _SpendLimit,
     _Unreachable,
     cache_write_error,
+    money_error,
 )
 
 
@@ -62,6 +65,12 @@ class Recorder:
         if unkept is not None:
             # journalled, with what it cost; every case after it would be paid for and lost the same way
             raise _CacheWriteFailure(unkept.removeprefix("CacheError: "))
+        money = money_error(result)
+        if money is not None:  # journalled as an error (resume runs it again); nothing more is sent
+            kind, error = money
+            raise (_SpendingCapReached if kind == "spending_cap" else _SpendLimit)(
+                error.removeprefix(f"CallError: {kind}: ")
+            )
         if result.status == "error":
             # every other case would fail the same way: stop now, with the fix, not after N error results
             error = result.error or ""

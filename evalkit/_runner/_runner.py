@@ -20,12 +20,20 @@ from evalkit._runner._batch import prefill
 from evalkit._runner._context import RunContext
 from evalkit._runner._options import RunOptions
 from evalkit._runner._record import Recorder, RunTotals, progress_bar
-from evalkit._runner._start import Start, discard, lock_run_dir, make_run_dir, mark_manifest, start_run
-from evalkit._runner._stops import _AuthFailure, _BatchFailure, _StopRun
+from evalkit._runner._start import (
+    Start,
+    discard,
+    lock_run_dir,
+    make_run_dir,
+    mark_manifest,
+    spent_before,
+    start_run,
+)
+from evalkit._runner._stops import _AuthFailure, _BatchFailure, _SpendingCapReached, _SpendLimit, _StopRun
 from evalkit._runner._threads import run_in_threads
 from evalkit._runner._workers import CaseWorkers, _WorkerStopped, record_from_workers
 from evalkit._systems import ClaudeSystem, RunnableSystem
-from evalkit.errors import CallError, EvalkitError
+from evalkit.errors import CallError, EvalkitError, SpendingStopped
 from evalkit.graders import JudgeFn
 from evalkit.suite import Case, Suite
 
@@ -79,6 +87,7 @@ class Runner:
         self.totals = RunTotals()
         self.batch_phases: list[Any] = []
         self._lock: IO[str] | None = None  # the locked file of the run directory, while a run is in progress
+        self._todo = 0  # the (case, repeat) pairs this session set out to run
         self._warm = False  # whether the cache looked like it answers every request (see _will_call)
 
     suite = property(lambda self: self.context.suite)
@@ -111,14 +120,30 @@ class Runner:
         ]
         make_run_dir(start.run)
         self._lock = lock_run_dir(start.run.path)
+        self._cap(start)
+        self._todo = len(todo)
         work = self._work(start, todo, on_result)
         if work.ending == "complete":
             try:
                 return self._finish(start, work)
             except OSError as exc:  # every case is journalled: a resume only finishes the run directory
                 work.ending, work.error = "failed", exc
+        start.manifest.stopped_reason = self._money_advice(start, work)
         self._mark_interrupted(start)
         raise self._why_stopped(start, work, resume)
+
+    def _cap(self, start: Start) -> None:
+        """The run's spending cap, with what its earlier sessions spent, made before any worker is forked."""
+        manifest = start.manifest
+        manifest.prompt_cache = self.options.prompt_cache
+        cap = self.options.max_cost if self.options.max_cost is not None else manifest.max_cost_usd
+        manifest.max_cost_usd = cap
+        self.context.spending_cap = None
+        if cap is not None and self._calls_claude():
+            from evalkit._client import SpendingCap
+
+            spent = spent_before(start.run, manifest.run_id) if start.before is not None else 0.0
+            self.context.spending_cap = SpendingCap(cap, spent)
 
     def _calls_claude(self) -> bool:
         return isinstance(self.system, ClaudeSystem) or self.judge is not None
@@ -132,8 +157,24 @@ class Runner:
                 from evalkit._client import current_prices  # the SDK loads only for a run that calls Claude
 
                 current_prices()  # a bad EVALKIT_PRICES file fails here, not once in every case
+        if self.options.max_cost is not None and self._calls_claude():
+            self._check_priced()
         if self.options.batch and self.cache.mode.value != "readwrite":
             raise EvalkitError("--batch fills the response cache, so it needs --cache readwrite")
+
+    def _check_priced(self) -> None:
+        """A cap that cannot be checked is not a cap: every model the run calls must have a known price."""
+        from evalkit._client import cost_usd
+
+        models = [self.system.model] if isinstance(self.system, ClaudeSystem) else []
+        if self.judge is not None and self.suite.config.judge is not None:
+            models.append(self.suite.config.judge.model)
+        unknown = [m for m in models if cost_usd(m, {"input_tokens": 1}) is None]
+        if unknown:
+            raise EvalkitError(
+                f"--max-cost needs the price of every model the run calls; {', '.join(unknown)} has none. Add it "
+                "with EVALKIT_PRICES (see docs/cost.md), or run without --max-cost"
+            )
 
     def _work(
         self, start: Start, todo: list[tuple[Case, int]], on_result: Callable[[CaseResult], None] | None
@@ -196,6 +237,8 @@ class Runner:
         try:
             self.batch_phases = prefill(self.context, todo, start.manifest, start.run)
         except CallError as exc:
+            if exc.kind == "spending_cap":
+                raise _SpendingCapReached(str(exc)) from None
             raise (_AuthFailure(str(exc)) if exc.kind == "auth" else _BatchFailure(str(exc))) from None
 
     def _fork(self, start: Start, todo: list[tuple[Case, int]]) -> CaseWorkers | None:
@@ -260,10 +303,26 @@ class Runner:
             manifest.ended_at = start.before.ended_at
         mark_manifest(start.run, manifest)
 
+    def _money_advice(self, start: Start, work: _Work) -> str | None:
+        """What to do about a run stopped for money (None for any other ending)."""
+        error = work.error
+        if isinstance(error, _SpendingCapReached) and self.context.spending_cap is not None:
+            cap = self.context.spending_cap
+            error.spent_usd, error.cap_usd = cap.spent_usd, cap.cap_usd
+            error.left = self._todo - (self.totals.done - self.totals.errors)
+            paid = self.totals.done - self.totals.cache_hits
+            error.per_case_usd = self.totals.spent_usd / paid if paid > 0 else 0.0
+        if isinstance(error, _SpendingCapReached | _SpendLimit):
+            return error.advice(f"evalkit run --resume {start.run.path}")
+        return None
+
     def _why_stopped(self, start: Start, work: _Work, resume: Path | None) -> BaseException:
         """The exception a run that did not complete ends with: what stopped it, and how to carry on."""
         then = f"evalkit run --resume {start.run.path}"
         error = work.error
+        money = self._money_advice(start, work)
+        if money is not None:
+            return SpendingStopped(money)
         if isinstance(error, _StopRun):
             nothing_done = self.totals.done == self.totals.errors and not start.manifest.batch_ids
             if isinstance(error, _AuthFailure) and resume is None and nothing_done and discard(start.run):

@@ -140,3 +140,15 @@ def mark_manifest(run: RunDir, manifest: Manifest) -> bool:
     except OSError:
         return False  # the journal still has what finished, and a resume reads it
     return True
+
+
+def spent_before(run: RunDir, run_id: str) -> float:
+    """What the calls journalled in `run` cost (a resumed run's earlier sessions), cache hits being free."""
+    total = 0.0
+    for result in run.read_journal(run_id):
+        if not result.cache_hit and result.input_tokens is not None:
+            total += result.cost_usd or 0.0
+        total += sum(
+            c.judge_cost_usd or 0.0 for c in result.checks if c.judge_model and not c.judge_cache_hit
+        )
+    return total

@@ -75,3 +75,40 @@ class _JournalWriteFailure(_StopRun):
 
     def advice(self, then: str) -> str:
         return f"{self}. What was journalled is kept; once there is room (or it is writable): {then}"
+
+
+def money_error(result: CaseResult) -> tuple[str, str] | None:
+    """(kind, error) of a call a result shows was stopped for money: not sent under the run's spending cap
+    (``spending_cap``), or refused by the API at the account's spend limit (``spend_limit``)."""
+    errors = [(result.error, result.error_kind)] + [(c.error, c.error_kind) for c in result.checks]
+    return next(
+        ((kind, e) for e, kind in errors if e is not None and kind in ("spending_cap", "spend_limit")), None
+    )
+
+
+class _SpendingCapReached(_StopRun):
+    """The next call's worst case would have passed the run's spending cap: nothing more is sent."""
+
+    spent_usd = cap_usd = per_case_usd = 0.0
+    left = 0
+    """Filled in by the runner, which knows the cap and what is left."""
+
+    def advice(self, then: str) -> str:
+        # a cap that leaves room for what is left at the rate so far, with a margin, rounded up to a cent
+        needed = self.spent_usd + self.left * self.per_case_usd * 1.25
+        higher = max(self.cap_usd * 1.5, needed)
+        return (
+            f"the run stopped at its spending cap: ${self.spent_usd:.4f} spent of ${self.cap_usd:.2f}, and the "
+            f"next call could have passed it ({self}). Nothing more was sent; {self.left} case(s) are left. "
+            f"To finish, raise the cap: {then} --max-cost {higher:.2f}"
+        )
+
+
+class _SpendLimit(_StopRun):
+    """The API refused a call: the account's spend limit is reached (waiting within the run will not lift it)."""
+
+    def advice(self, then: str) -> str:
+        return (
+            f"the API refused a call because the account's spend limit is reached ({self}); nothing more was sent. "
+            f"Raise the limit in the Anthropic Console (Settings > Limits) or wait until it resets, then: {then}"
+        )

@@ -17,7 +17,7 @@ from evalkit._results import CaseResult
 from evalkit._runner._context import RunContext
 from evalkit._runner._execute import _NotCached, execute_case
 from evalkit._runner._record import Recorder
-from evalkit._runner._stops import _StopRun, cache_write_error
+from evalkit._runner._stops import _StopRun, cache_write_error, money_error
 from evalkit.suite import Case
 
 
@@ -33,7 +33,7 @@ class _Halting:
         if self._halted.is_set():
             return None
         result = execute_case(self._ctx, case, repeat, self._run_id)
-        if cache_write_error(result) is not None:
+        if cache_write_error(result) is not None or money_error(result) is not None:
             # set here, not when the result is recorded: meanwhile each free thread would start another call
             self._halted.set()
         return result

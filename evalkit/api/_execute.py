@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evalkit.errors import EvalkitError
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 CacheMode = Literal["readwrite", "replay", "refresh", "off"]
 JudgeMode = Literal["auto", "on", "off"]
+PromptCacheMode = Literal["on", "off", "5m", "1h"]
 SystemLike = "System | Callable[[Any], Any] | str | Path | None"
 
 
@@ -147,6 +148,8 @@ def run(
     max_retries: int = 4,
     processes: int | None = None,
     progress: bool = True,
+    prompt_cache: PromptCacheMode | None = None,
+    max_cost: float | None = None,
 ) -> Run:
     """Run `suite` against `system` and return the run, as ``evalkit run`` does (same run directory).
 
@@ -162,6 +165,12 @@ def run(
         are off unless `processes` asks for them (forking a kernel is not safe).
     progress:
         Show a progress bar (a notebook bar in Jupyter).
+    prompt_cache:
+        ``"on"``, ``"off"``, ``"5m"`` or ``"1h"``: mark each request's stable prefix for the API's prompt cache
+        (default: the suite's ``prompt_cache``, on). It changes what calls cost, never their answers.
+    max_cost:
+        Dollars the run may spend: no call is sent whose worst case would pass it; the run stops with
+        `SpendingStopped`, saying how to resume with a higher cap.
 
     Returns
     -------
@@ -172,6 +181,7 @@ def run(
     from evalkit._runner import RunOptions
 
     _check_counts(repeats=(repeats, 1), concurrency=(concurrency, 1), max_retries=(max_retries, 0))
+    _check_money(prompt_cache, max_cost)
     prepare(system, cache=cache, cache_dir=cache_dir, batch=batch)
     loaded = _suite(suite)
     chosen = as_run_system(system, loaded)
@@ -187,6 +197,8 @@ def run(
         batch=batch,
         max_retries=max_retries,
         processes=processes,
+        prompt_cache=prompt_cache or loaded.config.prompt_cache,
+        max_cost=max_cost,
     )
     return _execute(loaded, chosen, options)
 
@@ -206,6 +218,8 @@ def resume(
     max_retries: int = 4,
     processes: int | None = None,
     progress: bool = True,
+    prompt_cache: PromptCacheMode | None = None,
+    max_cost: float | None = None,
 ) -> Run:
     """Finish an interrupted run, or run its errored cases again, with the run's own settings.
 
@@ -222,6 +236,10 @@ def resume(
         Send what is left through the Message Batches API; a batch run's batches are collected, not sent again.
     max_retries, processes, progress:
         As for `run`.
+    prompt_cache:
+        Default: as the run was started.
+    max_cost:
+        A new spending cap for the whole run (what it spent before counts); default: the run's own.
 
     Returns
     -------
@@ -234,6 +252,7 @@ def resume(
     from evalkit.suite import load_suite
 
     _check_counts(concurrency=(concurrency, 1), max_retries=(max_retries, 0))
+    _check_money(prompt_cache, max_cost)
     path = Path(run_dir)
     manifest = RunDir(path).read_manifest()
     named = [suite] if isinstance(suite, str | Path) else list(suite or ())
@@ -266,8 +285,19 @@ def resume(
         batch=batch or (bool(manifest.batch) and cache in (None, "readwrite")),
         max_retries=max_retries,
         processes=processes,
+        prompt_cache=prompt_cache or cast(Any, manifest.prompt_cache) or loaded.config.prompt_cache,
+        max_cost=max_cost if max_cost is not None else manifest.max_cost_usd,
     )
     return _execute(loaded, chosen, options, resume=path)
+
+
+def _check_money(prompt_cache: str | None, max_cost: float | None) -> None:
+    if prompt_cache is not None and prompt_cache not in ("on", "off", "5m", "1h"):
+        raise EvalkitError(f"prompt_cache={prompt_cache!r}: use 'on', 'off', '5m' or '1h'")
+    if max_cost is not None and not (isinstance(max_cost, int | float) and 0 < max_cost < float("inf")):
+        raise EvalkitError(
+            f"max_cost={max_cost!r}: a spending cap is a positive number of dollars, e.g. 5 or 0.50"
+        )
 
 
 async def run_async(
@@ -290,12 +320,14 @@ def estimate(
     cache_dir: str | Path | None = None,
     batch: bool = False,
     max_retries: int = 4,
+    max_cost: float | None = None,
 ) -> Estimate:
     """Tokens and dollars a run would spend, per grader kind, sending nothing but count_tokens requests.
 
     With ``ANTHROPIC_API_KEY`` or ``ANTHROPIC_BASE_URL`` set, tokens are counted by the API; offline they are
     estimated from characters. What the response cache already holds is counted as free, as the run will find
-    it. ``str(estimate)`` (or ``.format()``) is the table ``evalkit run --dry-run`` prints.
+    it. ``str(estimate)`` (or ``.format()``) is the table ``evalkit run --dry-run`` prints; with `max_cost`, it
+    says whether the run fits under that cap.
     """
     from evalkit._cache import ResponseCache
     from evalkit._runner import estimate_run
@@ -310,9 +342,12 @@ def estimate(
         count = Client(max_retries=max_retries).count_tokens
     settings = None if judge == "off" else loaded.config.judge
     store = None if cache in ("off", "refresh") else ResponseCache(cache_dir, mode=cache)
-    return estimate_run(
+    _check_money(None, max_cost)
+    found = estimate_run(
         loaded, chosen, repeats=repeats, judge=settings, count_tokens=count, batch=batch, cache=store
     )
+    found.max_cost = max_cost
+    return found
 
 
 def suite_judge(

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_SPENDING = 3
+"""A run stopped for money: its --max-cost, or the account's spend limit."""
 
 CACHE_DIR_HELP = "cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
 

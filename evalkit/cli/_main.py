@@ -28,8 +28,8 @@ from evalkit.cli import (
     _serve,
     _validate,
 )
-from evalkit.cli._args import EXIT_FAIL, EXIT_OK, EXIT_USAGE
-from evalkit.errors import CallError, CheckError, EvalkitError, SuiteValidationError
+from evalkit.cli._args import EXIT_FAIL, EXIT_OK, EXIT_SPENDING, EXIT_USAGE
+from evalkit.errors import CallError, CheckError, EvalkitError, SpendingStopped, SuiteValidationError
 
 __all__ = ["COMMANDS", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns
     -------
-    The exit code: 0 ok, 1 regression or failed gate, 2 bad input or usage.
+    The exit code: 0 ok, 1 regression or failed gate, 2 bad input or usage, 3 a run stopped for money.
     """
     if argv is None:
         # the program itself: its imports and a run's results are objects that live to the end, and collecting
@@ -197,6 +197,9 @@ def _main(args: argparse.Namespace) -> int:
     except CallError as exc:
         print(terminal_safe(f"evalkit: error: an API call failed ({exc})"), file=sys.stderr)
         return EXIT_USAGE
+    except SpendingStopped as exc:
+        print(terminal_safe(f"evalkit: stopped: {exc}"), file=sys.stderr)
+        return EXIT_SPENDING
     except CheckError:
         # a run records a check's error as that check's result: one that gets this far is a bug, shown as one
         raise

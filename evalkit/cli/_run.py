@@ -30,7 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(like goldens/) runs each suite in it, one run directory each. An interrupted run "
         "resumes with --resume without redoing finished cases. Claude calls go through the response cache, "
         "so a rerun is free. Exit 0 when every run finished; 1 when a run could score no check because every "
-        "check errored, when a --gate failed, or (with --fail-on-error) when any case errored; 2 on bad input.",
+        "check errored, when a --gate failed, or (with --fail-on-error) when any case errored; 2 on bad input; "
+        "3 when a run stopped for money (its --max-cost, or the account's spend limit): resume it as it says.",
     )
     p.add_argument(
         "suites",
@@ -76,6 +77,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="send uncached requests through the Message Batches API (default: off, one call per request; with "
         "--resume: if the run was a batch run, its batches are collected, not submitted again)",
+    )
+    p.add_argument(
+        "--prompt-cache",
+        choices=["on", "off", "5m", "1h"],
+        default=None,
+        help="mark each request's stable prefix (system prompt, tools) for the API's prompt cache, where it reaches "
+        "the model's minimum cacheable length: later calls read it at 0.1x the input price. on (default: the "
+        "suite's prompt_cache; 5-minute entries, 1-hour ones with --batch), off, or a lifetime. Answers and "
+        "response-cache keys are the same either way",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=_dollars,
+        default=None,
+        metavar="USD",
+        help="stop sending before the run could spend more than USD in all (each call's worst case is held "
+        "until it is answered; a batch is not submitted past it). The run stops with exit 3 and the --resume "
+        "command, which takes a higher --max-cost. Default: no cap (with --resume: the run's own)",
     )
     p.add_argument("--max-retries", type=non_negative, default=4, help="retries per API call (default 4)")
     p.add_argument(
@@ -129,6 +148,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.set_defaults(func=run, run_parser=p)
 
 
+def _dollars(text: str) -> float:
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of dollars (e.g. 5 or 0.50)")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     from evalkit import api
     from evalkit.errors import SuiteValidationError
@@ -163,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
             max_retries=args.max_retries,
             processes=args.processes,
             progress=not args.quiet,
+            prompt_cache=args.prompt_cache,
+            max_cost=args.max_cost,
         )
         return _after(done, args)
     if len(paths) > 1 and args.out:
@@ -191,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for suite, system in loaded:
         if args.dry_run:
-            print(api.estimate(suite, system, **options))
+            print(api.estimate(suite, system, max_cost=args.max_cost, **options))
             continue
         done = api.run(
             suite,
@@ -201,6 +232,8 @@ def run(args: argparse.Namespace) -> int:
             runs_dir=args.runs_dir,
             processes=args.processes,
             progress=not args.quiet,
+            prompt_cache=args.prompt_cache,
+            max_cost=args.max_cost,
             **options,
         )
         status = max(status, _after(done, args))

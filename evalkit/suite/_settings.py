@@ -81,6 +81,8 @@ class SuiteConfig(BaseModel):
     # seconds one check may take (a regex, a user check, a candidate SQL query); 0 = no limit, and user code
     # (checks.py and its checks) then runs in this process
     check_timeout_s: float = Field(default=5.0, ge=0, allow_inf_nan=False)
+    # mark each request's stable prefix (system prompt, tools) for the API's prompt cache: on, off, 5m or 1h
+    prompt_cache: Literal["on", "off", "5m", "1h"] = "on"
     model: ModelSettings = Field(default_factory=ModelSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 

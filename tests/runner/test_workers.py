@@ -41,7 +41,10 @@ def test_a_run_in_worker_processes_matches_one_without(tmp_path: Path, billing_s
         runner = Runner(
             suite,
             load_system("claude", suite),
-            options(tmp_path, str(processes), concurrency=8, processes=processes, judge="off"),
+            # prompt caching off: which calls write the prefix and which read it depends on timing, and so cost
+            options(
+                tmp_path, str(processes), concurrency=8, processes=processes, judge="off", prompt_cache="off"
+            ),
         )
         assert runner.context.processes() == processes
         outcome = runner.run()

@@ -9,7 +9,9 @@ from typing import Literal, cast
 
 __all__ = ["FAULT_KINDS", "FaultKind", "FaultPlan", "normalise_fault"]
 
-FaultKind = Literal["rate_limit", "overloaded", "server_error", "connection_reset", "timeout", "malformed"]
+FaultKind = Literal[
+    "rate_limit", "overloaded", "server_error", "connection_reset", "timeout", "malformed", "spend_limit"
+]
 """What an injected fault does:
 
 - ``rate_limit``: 429 ``rate_limit_error`` with a ``retry-after`` header,
@@ -18,7 +20,9 @@ FaultKind = Literal["rate_limit", "overloaded", "server_error", "connection_rese
 - ``connection_reset``: the socket is closed (RST) without a response,
 - ``timeout``: the server holds the request unanswered until the client gives up (closes the connection),
   the server stops, or ``hang_s`` seconds pass (then closes without a response),
-- ``malformed``: 200 with a truncated JSON body.
+- ``malformed``: 200 with a truncated JSON body,
+- ``spend_limit``: 429 ``rate_limit_error`` saying the account's monthly spend limit is reached, with no
+  ``retry-after`` (as the API answers every request once the limit is reached).
 """
 
 FAULT_KINDS: tuple[FaultKind, ...] = (
@@ -29,6 +33,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     "timeout",
     "malformed",
 )
+"""The faults a run can retry through (``spend_limit`` is not one: it stops a run)."""
 
 _QUICK_FAULT_KINDS: tuple[FaultKind, ...] = ("rate_limit", "overloaded", "server_error", "connection_reset")
 
@@ -44,12 +49,12 @@ _FAULT_ALIASES: dict[str, FaultKind] = {
 def normalise_fault(kind: str | int) -> FaultKind:
     """A fault kind from its name or alias (``429``, ``reset``, ...); ValueError for an unknown one."""
     text = str(kind)
-    for known in FAULT_KINDS:
+    for known in (*FAULT_KINDS, "spend_limit"):
         if text == known:
             return known
     if text in _FAULT_ALIASES:
         return _FAULT_ALIASES[text]
-    raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
+    raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}, spend_limit")
 
 
 @dataclass(frozen=True)

@@ -497,6 +497,9 @@ class LocalAnthropicServer:
             )
         if fault == "overloaded":
             return self._send_error(handler, 529, "Overloaded", request_id)
+        if fault == "spend_limit":
+            message = "This request would exceed your account's monthly spend limit. Please try again later."
+            return self._send_error(handler, 429, message, request_id)
         if fault == "server_error":
             return self._send_error(handler, 500, "Internal server error", request_id)
         if fault == "connection_reset":
