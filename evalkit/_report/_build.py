@@ -11,7 +11,7 @@ import polars as pl
 from evalkit._baseline import Comparison, Reference, RunInfo, compare, max_repeats, run_info
 from evalkit._report._failures import Failure, count_failures, failures, flaky_cases
 from evalkit._report._format import is_nan
-from evalkit._results import Manifest, judge_criteria
+from evalkit._results import Manifest, judge_criteria, prompt_cache_use
 from evalkit.errors import EvalkitError
 from evalkit.stats import (
     CostLatency,
@@ -57,6 +57,8 @@ class Report:
     """Case ids whose verdict differs across repeats."""
     criteria: dict[tuple[str, int, int], list[dict[str, Any]]] = field(default_factory=dict)
     judge: JudgeTrust | None = None
+    prompt_cache: Any = None
+    """The system calls' prompt-cache split (``PromptCacheUse``), None when they wrote and read nothing."""
     """The judge's calibration state and corrected pass rates (None: not given, or no judged check)."""
 
 
@@ -134,4 +136,5 @@ def build_report(
         flaky=flaky_cases(verdicts) if repeats > 1 else [],
         criteria=criteria,
         judge=judge,
+        prompt_cache=prompt_cache_use(run_dir, manifest) if run_dir is not None else None,
     )

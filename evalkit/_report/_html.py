@@ -454,11 +454,33 @@ def _cost_section(report: Report) -> str:
         "p50 latency",
         "p95 latency",
     ]
-    table = _table(header, rows, {1, 2, 3, 4, 5, 6, 7})
+    table = _table(header, rows, {1, 2, 3, 4, 5, 6, 7}) + _prompt_cache_table(report)
     if by_run.height < 2:
         return f"<h2>Cost and latency</h2>{table}"  # one bar per panel says nothing the table does not
     chart = _inline_svg(cost_latency_chart(by_run))
     return f'<h2>Cost and latency</h2>{table}<div class="chart">{chart}</div>'
+
+
+def _prompt_cache_table(report: Report) -> str:
+    use = report.prompt_cache
+    if use is None:
+        return ""
+    total = use.uncached + use.written + use.read
+    share = use.saved_usd / use.uncached_cost_usd if use.uncached_cost_usd > 0 else 0.0
+    rows = [
+        ["read from the prompt cache (0.1x)", f"{use.read:,}", pct(use.read / total if total else 0.0)],
+        [
+            "written to it (1.25x, or 2x for 1 hour)",
+            f"{use.written:,}",
+            pct(use.written / total if total else 0.0),
+        ],
+        ["uncached (1x)", f"{use.uncached:,}", pct(use.uncached / total if total else 0.0)],
+    ]
+    note = (
+        f"<p>Input tokens of the {use.calls} system calls this run paid for. Prompt caching saved "
+        f"{money(use.saved_usd)} of {money(use.uncached_cost_usd)}, {pct(share)}.</p>"
+    )
+    return _table(["input tokens", "tokens", "share"], rows, {1, 2}) + note
 
 
 def render_html(

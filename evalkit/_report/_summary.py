@@ -61,6 +61,7 @@ def format_summary(
     show_failures: ShowFailures = DEFAULT_SHOW_FAILURES,
     criteria: dict[tuple[str, int, int], list[dict[str, Any]]] | None = None,
     judge: JudgeTrust | None = None,
+    prompt_cache: Any = None,
 ) -> str:
     """A plain-text summary of one run's check-level rows.
 
@@ -71,6 +72,8 @@ def format_summary(
     criteria: the judge's per-criterion verdicts (``judge_criteria(run_dir)``), to show the criteria not met.
     judge: the judge's calibration state and corrected pass rates (``evalkit.calibration.judge_trust``), shown
         under the pass rate.
+    prompt_cache: the system calls' prompt-cache split (``evalkit._results.prompt_cache_use``), shown under the
+        cost.
 
     Returns
     -------
@@ -188,6 +191,8 @@ def format_summary(
         # hits and savings over the same calls (the system's and the judge's), so the two figures agree
         f"  spent {spent}{saved}   cache hits {cached.height}/{made}   latency p50 {_ms(p50)}  p95 {_ms(p95)}"
     )
+    if prompt_cache is not None:
+        lines.append(prompt_cache.line())
     return "\n".join(lines)
 
 

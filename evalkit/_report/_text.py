@@ -117,6 +117,7 @@ def format_report(
             show_failures=show_failures,
             criteria=report.criteria,
             judge=report.judge,
+            prompt_cache=report.prompt_cache,
         )
     )
     if report.noise is not None:

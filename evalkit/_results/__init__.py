@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from evalkit._results._criteria import criteria_of, judge_criteria
     from evalkit._results._frame import CHECK_ONLY_COLUMNS, CHECK_ROW_SCHEMA, check_rows
     from evalkit._results._journal import Journal
+    from evalkit._results._prompt_cache_use import PromptCacheUse, prompt_cache_use
     from evalkit._results._run_folder import RunFolder, RunLike, load_run_like
     from evalkit._results._rundir import RunDir, read_run
 

@@ -280,7 +280,7 @@ class Run(RunFolder):
         """The terminal summary ``evalkit run`` prints: pass rate with interval, errors, the failing cases (up
         to `show_failures`, or ``"all"``) with what failed, the judge's calibration state, cost and latency."""
         from evalkit._report import format_summary
-        from evalkit._results import judge_criteria
+        from evalkit._results import judge_criteria, prompt_cache_use
 
         return format_summary(
             self.manifest,
@@ -288,6 +288,7 @@ class Run(RunFolder):
             show_failures=show_failures,
             criteria=judge_criteria(self.path),
             judge=self.judge_trust(),
+            prompt_cache=prompt_cache_use(self.path, self.manifest),
         )
 
     @property

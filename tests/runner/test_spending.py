@@ -94,6 +94,15 @@ def test_prompt_caching_cuts_the_input_cost_and_leaves_answers_and_cache_keys_al
     assert cache_key(MESSAGES_ENDPOINT, request) == cache_key(MESSAGES_ENDPOINT, request)
     assert mark_prompt_cache(request) != request and "cache_control" not in json.dumps(request)
     assert json.loads(Path(runs["on"].path, "manifest.json").read_text())["prompt_cache"] == "on"
+    # the summary and the report split the input into read, written and uncached, and say what was saved
+    line = runs["on"].summary().splitlines()[-1]
+    read, written = int(on["cache_read_tokens"].sum()), int(on["cache_write_tokens"].sum())
+    assert (
+        line.startswith("  prompt cache (40 system calls)") and f"{read:,} read + {written:,} written" in line
+    )
+    assert "prompt cache" not in runs["off"].summary()
+    html = runs["on"].report(compare=False).html
+    assert "read from the prompt cache" in html and f"{read:,}" in html
 
 
 def test_a_short_prefix_or_a_model_with_a_higher_minimum_is_not_marked(
