@@ -27,7 +27,7 @@ import pydantic
 from evalkit._client import _pricing as pricing
 from evalkit._client._limiter import RateLimiter
 from evalkit._client._paced import is_spend_limit, new_call_waits, pace
-from evalkit._client._prompt_cache import PromptCacheTTL, mark_prompt_cache
+from evalkit._client._prompt_cache import PrefixPrimer, PromptCacheTTL, mark_prompt_cache
 from evalkit._client._redact import base_url_secrets, redact_url, scrub, secret_forms
 from evalkit._client._requests import (
     _backoff,
@@ -140,6 +140,7 @@ class Client:
         self.prices = prices
         self.prompt_cache = prompt_cache
         self.spending_cap = spending_cap
+        self._primer = PrefixPrimer(max_wait_s=timeout)
         self._batch_reserved: dict[str, float] = {}
         if not rate_limit_wait >= 0:
             raise ValueError("rate_limit_wait cannot be negative")
@@ -445,7 +446,7 @@ class Client:
         client = self.sync_client
         slots = self._slots
         worst = self._reserve([sent])
-        started = time.perf_counter()
+        started = time.perf_counter()  # from the send: a wait for the prefix's first call is not latency
 
         def call() -> tuple[Any, str | None]:
             # the raw body, decoded once: building the SDK's message model only to dump it again costs
@@ -455,7 +456,9 @@ class Client:
             return json.loads(raw.http_response.content), raw.headers.get("request-id")
 
         try:
-            data, request_id = self._run(call)
+            with self._primer.first(sent):
+                started = time.perf_counter()
+                data, request_id = self._run(call)
             result = self._result_from_dict(
                 data,
                 request,
@@ -501,14 +504,16 @@ class Client:
         prices = self._price_table()
         client = self.sync_client
         worst = self._reserve([sent])
-        started = time.perf_counter()
+        started = time.perf_counter()  # from the send: a wait for the prefix's first call is not latency
 
         def call() -> Any:
             with self._slots:
                 return client.messages.parse(**kwargs, output_format=model_cls)
 
         try:
-            message = self._run(call)
+            with self._primer.first(sent):
+                started = time.perf_counter()
+                message = self._run(call)
         except BaseException:
             self._settle(worst, 0.0)
             raise

@@ -10,11 +10,20 @@ never the answer.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
-__all__ = ["MIN_CACHEABLE_TOKENS", "PromptCacheTTL", "mark_prompt_cache", "min_cacheable_tokens"]
+__all__ = [
+    "MIN_CACHEABLE_TOKENS",
+    "PrefixPrimer",
+    "PromptCacheTTL",
+    "mark_prompt_cache",
+    "min_cacheable_tokens",
+]
 
 PromptCacheTTL = Literal["5m", "1h"]
 
@@ -95,3 +104,44 @@ def mark_prompt_cache(request: Mapping[str, Any], ttl: PromptCacheTTL = "5m") ->
     else:
         return request
     return marked
+
+
+def _marked_prefix(request: Mapping[str, Any]) -> str | None:
+    """A digest of the marked prefix a request carries (model, tools, system), None without a marker."""
+    if not _has_marker(request):
+        return None
+    prefix = [request.get("model"), request.get("tools"), request.get("system")]
+    return hashlib.sha256(
+        json.dumps(prefix, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+class PrefixPrimer:
+    """Sends the first request of each marked prefix alone: the calls with that prefix that come while it is in
+    flight wait for its answer, then read the entry it wrote instead of each writing it again (the API makes an
+    entry readable once its first response begins). Costs one call's latency per prefix, once per client."""
+
+    def __init__(self, max_wait_s: float) -> None:
+        self._max_wait_s = max_wait_s
+        self._lock = threading.Lock()
+        self._primed: dict[str, threading.Event] = {}
+
+    @contextlib.contextmanager
+    def first(self, request: Mapping[str, Any]) -> Iterator[None]:
+        digest = _marked_prefix(request)
+        if digest is None:
+            yield
+            return
+        with self._lock:
+            event = self._primed.get(digest)
+            leads = event is None
+            if event is None:
+                event = self._primed[digest] = threading.Event()
+        if not leads:
+            event.wait(self._max_wait_s)
+            yield
+            return
+        try:
+            yield
+        finally:
+            event.set()  # answered or failed: the others go either way
