@@ -423,13 +423,13 @@ class Client:
                     f"not sent: {request.get('model')} has no known price, so the spending "
                     "cap cannot be kept (add its price with EVALKIT_PRICES)",
                 )
-            worst += worst_case_usd(request, price, batch=batch)
+            worst += worst_case_usd(request, price, batch=batch, ttl=self.prompt_cache)
         if not cap.reserve(worst):
             raise CallError(
                 "spending_cap",
                 None,
-                f"not sent: its worst case (${worst:.4f}) would pass the spending cap "
-                f"({cap.describe()}, ${cap.in_flight_usd:.4f} in flight)",
+                f"not sent: its worst case ${worst:.4f}, with ${cap.spent_usd:.4f} spent and "
+                f"${cap.in_flight_usd:.4f} in flight, would pass the ${cap.cap_usd:.2f} cap",
             )
         return worst
 

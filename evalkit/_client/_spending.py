@@ -1,9 +1,11 @@
 """A spending cap: no call is sent whose worst case, with what was spent and what is in flight, would pass it.
 
-A call's worst case is its input at the dearest input price (a prompt-cache write; at most one token per byte
-of its text) plus ``max_tokens`` of output. Each call reserves its worst case before it is sent and settles to
-what it cost once answered, so the calls in flight never add up past the cap. The first refusal is final: the
-run stops sending, finishes what is in flight and says how to resume with a higher cap. The counters live in
+A call's worst case is its input at the dearest input price it can be billed (a prompt-cache write of the
+lifetime it asks for; at most one token per byte of its text) plus ``max_tokens`` of output. Each call reserves its worst case before it is sent and settles to
+what it cost once answered, so the calls in flight never add up past the cap: a call that does not fit waits for those in flight to settle,
+and is refused only when it does not fit with none in flight. The first refusal is final: the run stops sending,
+finishes what is in flight and says how to resume with a higher cap. So a run stops with less than one call's
+worst case left under the cap. The counters live in
 shared memory, so the forked worker processes of a run keep to the one cap.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +22,7 @@ from evalkit._client import _pricing as pricing
 __all__ = ["SpendingCap", "worst_case_usd"]
 
 _TOKENS_PER_MESSAGE = 16
+_SETTLE_POLL_S = 0.005
 _BASE_TOKENS = 64
 
 
@@ -32,17 +36,21 @@ def _request_bytes(request: Mapping[str, Any]) -> int:
     return sum(len(json.dumps(p, ensure_ascii=False).encode("utf-8", "surrogatepass")) for p in parts if p)
 
 
-def worst_case_usd(request: Mapping[str, Any], price: pricing.ModelPrice, *, batch: bool = False) -> float:
-    """The most one request can cost: each byte of its text a token at the dearest input price (a 1-hour cache
-    write), and ``max_tokens`` of output.
+def worst_case_usd(
+    request: Mapping[str, Any], price: pricing.ModelPrice, *, batch: bool = False, ttl: str | None = "1h"
+) -> float:
+    """The most one request can cost: each byte of its text a token at the dearest input price it can be billed
+    (a prompt-cache write of lifetime `ttl`; None: prompt caching off), and ``max_tokens`` of output.
 
     >>> price = pricing.ModelPrice.from_rates(3.0, 15.0)
-    >>> round(worst_case_usd({"max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}, price), 6)
-    0.002046
+    >>> request = {"max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    >>> round(worst_case_usd(request, price, ttl="5m"), 6)  # 113 tokens at $3.75/M, 100 at $15/M
+    0.001931
     """
     n_messages = len(request.get("messages") or [])
     tokens_in = _request_bytes(request) + _TOKENS_PER_MESSAGE * n_messages + _BASE_TOKENS
-    dearest = max(price.input, price.cache_write, price.cache_write_1h)
+    write = {"5m": price.cache_write, "1h": price.cache_write_1h}.get(ttl or "", price.input)
+    dearest = max(price.input, write)
     total = (tokens_in * dearest + int(request.get("max_tokens") or 0) * price.output) / 1_000_000
     return total * pricing.BATCH_DISCOUNT if batch else total
 
@@ -74,21 +82,27 @@ class SpendingCap:
         return bool(self._values[2])
 
     def reserve(self, worst_usd: float) -> bool:
-        """Hold `worst_usd` for a call about to be sent; False (and every later call refused) if it would pass."""
-        with self._lock:
-            values = self._values
-            if values[2] or values[0] + values[1] + worst_usd > self.cap_usd:
-                values[2] = 1.0
-                return False
-            values[1] += worst_usd
-            return True
+        """Hold `worst_usd` for a call about to be sent. While it does not fit beside the calls in flight, wait for
+        them to settle (they mostly cost far less than their worst case); False, and every later call refused,
+        once it does not fit with nothing in flight."""
+        while True:
+            with self._lock:
+                values = self._values
+                if values[2]:
+                    return False
+                if values[0] + values[1] + worst_usd <= self.cap_usd:
+                    values[1] += worst_usd
+                    return True
+                if values[1] <= 0.0:
+                    values[2] = 1.0
+                    return False
+            time.sleep(_SETTLE_POLL_S)
 
     def settle(self, worst_usd: float, cost_usd: float | None) -> None:
         """A call reserved with `worst_usd` is over: it cost `cost_usd` (None: unknown, taken as its worst)."""
         with self._lock:
             values = self._values
             values[1] = max(0.0, values[1] - worst_usd)
+            if values[1] < 1e-12:
+                values[1] = 0.0  # float dust must not keep a refused call waiting
             values[0] += worst_usd if cost_usd is None else cost_usd
-
-    def describe(self) -> str:
-        return f"${self.spent_usd:.4f} spent of the ${self.cap_usd:.2f} cap"

@@ -95,7 +95,16 @@ def _answered_here(ctx: RunContext, case: Case, repeat: int, run_id: str, record
 
 
 def _record(finished: Iterable[Future[CaseResult | None]], recorder: Recorder) -> None:
+    """Record each finished case; a stop one of them calls for is raised once all of them are journalled (they
+    were paid for, and are no longer among the pending futures that an interrupt journals)."""
+    stop: _StopRun | None = None
     for fut in finished:
         result = fut.result()
-        if result is not None:  # None: skipped, once a response could not be cached
+        if result is None:  # None: skipped, once a response could not be cached
+            continue
+        try:
             recorder.record(result)
+        except _StopRun as exc:
+            stop = stop or exc
+    if stop is not None:
+        raise stop

@@ -121,6 +121,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     failed = bar is not None and (record.kappa is None or record.kappa < bar)
+    # a kappa over the bar that still leaves the suite's judge uncalibrated or stale (the verdicts came from
+    # another model, such as evalkit serve's simulated judge) is no pass either
+    unproven = (
+        not failed and written is not None and state is not None and state.state in ("uncalibrated", "stale")
+    )
+    failed = failed or unproven
     if args.json:
         out = result.to_json() | {
             "record": str(written) if written else None,
@@ -140,5 +146,6 @@ def run(args: argparse.Namespace) -> int:
             print(str(state))
         if bar is not None:
             shown = "not measured" if record.kappa is None else f"{record.kappa:.3f} ({record.check})"
-            print(f"min kappa {bar}: judge kappa {shown}: {'FAIL' if failed else 'ok'}")
+            why = f" ({state})" if unproven else ""
+            print(f"min kappa {bar}: judge kappa {shown}: {'FAIL' if failed else 'ok'}{why}")
     return EXIT_FAIL if failed else EXIT_OK
