@@ -46,7 +46,9 @@ def _long_prompt_suite(root: Path, n: int = 100) -> Path:
         for i in range(n)
     ]
     (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (root / "suite.toml").write_text('name = "long-prompt"\n\n[model]\nname = "claude-sonnet-4-6"\nmax_tokens = 8\n')
+    (root / "suite.toml").write_text(
+        'name = "long-prompt"\n\n[model]\nname = "claude-sonnet-4-6"\nmax_tokens = 8\n'
+    )
     (root / "prompt.md").write_text(prompt, encoding="utf-8")
     return root
 
