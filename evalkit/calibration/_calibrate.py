@@ -484,6 +484,10 @@ def calibrate(
         extra_errors = extra.errors
         if extra.judged and judge_info is None:
             judge_info = extra.judge
+        elif extra.judged and judge_info is not None and extra.judge and "answered_by" in extra.judge:
+            # the run's own judge settings, with the models that answered the verdicts judged here (the record's
+            # answered_by covers them: without this, verdicts of a simulated judge left it "not recorded")
+            judge_info = {**judge_info, "answered_by": extra.judge["answered_by"]}
     options: dict[str, Any] = {"confidence": confidence, "n_boot": n_boot, "seed": seed}
     comparisons: list[LabelComparison] = []
     disagreements: list[Disagreement] = []

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from evalkit._report import pct
@@ -24,7 +25,7 @@ from evalkit.calibration import (
     write_calibration_record,
 )
 from evalkit.cli._main import main
-from evalkit.testing import LocalAnthropicServer, SimulatedJudge
+from evalkit.testing import JudgeRule, LocalAnthropicServer, SimulatedJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 RPQ = ROOT / "goldens" / "refund-policy-qa"
@@ -229,3 +230,43 @@ def test_too_few_labels_show_the_human_only_interval_not_a_corrected_rate(
     assert "too few labels for a corrected rate: 10 needed, 8 given" in line and "PPI++" not in line
     assert f"human rate {pct(est.human_only_rate)} 95% CI {pct(est.ci_low)}–{pct(est.ci_high)} on 8" in line
     assert "too few labels for a corrected rate" in html
+
+
+def test_calibrate_fails_a_kappa_over_the_bar_measured_against_the_simulated_judge(
+    judged: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A simulated judge that agrees with every label reaches any bar; the suite's judge is still not calibrated,
+    so the bar is not met and calibrate exits 1 (it exited 0)."""
+    suite_dir, run_dir = judged
+    labels = suite_dir / "labels" / "half.jsonl"
+    human = read_labels(labels)
+    rows = pl.read_parquet(run_dir / "results.parquet").unique("case_id")
+    outputs = {
+        c: json.loads(o) for c, o in zip(rows["case_id"], rows["output"], strict=True) if o is not None
+    }
+    judged_text = {
+        c: str(o.get("answer", o) if isinstance(o, dict) else o).strip()[:60] for c, o in outputs.items()
+    }
+    rules = [
+        JudgeRule(candidate=judged_text[label.case_id], met=bool(label.passed))
+        for label in human
+        if judged_text.get(label.case_id) and label.passed is not None
+    ]
+    assert {r.met for r in rules} == {True, False}  # the labels vary, so a kappa can be measured
+    with LocalAnthropicServer(judge=SimulatedJudge(rules=rules, overlap=1.0)) as agreeing:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", agreeing.base_url)
+        monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "agreeing-cache"))
+        runs = tmp_path / "agreeing-runs"
+        argv = ["run", str(suite_dir), "--system", "baseline", "--judge", "on", "-q", "--runs-dir", str(runs)]
+        assert main(argv) == 0
+        (again,) = runs.iterdir()
+        capsys.readouterr()
+        code = main(["calibrate", str(again), "--labels", str(labels), "--judge-all", "--n-boot", "50"])
+    out = capsys.readouterr().out
+    record = read_calibration_record(suite_dir / "labels" / "calibration.json")
+    assert record is not None and record.kappa is not None and record.kappa >= 0.6, out
+    assert record.answered_by == ["simulated-judge"]  # was None: the verdicts judged now were not counted
+    assert code == 1 and "FAIL (judge uncalibrated" in out and "simulated-judge" in out, out
