@@ -8,7 +8,11 @@ recompute it, is told from a file evalkit wrote.
 
 from __future__ import annotations
 
+import itertools
 import json
+import json.decoder
+import json.scanner
+import re
 from typing import Any
 
 from evalkit._hashing import canonical_json, sha256_hex
@@ -23,7 +27,11 @@ def decode_document(text: str, where: str) -> Any:
     value, bad = decode_line(strip_bom(text))
     if bad is None:
         return value
-    _, message, hint = bad
+    field, message, hint = bad
+    if "appears twice" in message:
+        line = _second_line_of(strip_bom(text), field)
+        if line is not None:
+            message += f" (again at line {line})"
     if message.startswith("invalid JSON: "):
         try:
             json.loads(text)
@@ -33,6 +41,35 @@ def decode_document(text: str, where: str) -> Any:
         except (ValueError, RecursionError):
             pass
     raise EvalkitError(f"{where}: {message}; {hint}")
+
+
+def _second_line_of(text: str, key: str) -> int | None:
+    """The line where `key` is written the second time in the first object that has it twice (None if it cannot
+    be told). Read again by the pure-Python scanner, whose objects say where they start."""
+    starts: list[int] = []
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
+        strict, scan_once, object_hook, _pairs_hook, *rest = args
+
+        def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            if not starts and [k for k, _ in pairs].count(key) > 1:
+                starts.append(s_and_end[1])
+            return dict(pairs)
+
+        return json.decoder.JSONObject(s_and_end, strict, scan_once, object_hook, pairs_hook, *rest)  # type: ignore[attr-defined]
+
+    decoder = json.JSONDecoder()
+    decoder.parse_object = parse_object  # type: ignore[attr-defined]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    if not starts:
+        return None
+    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+    found = list(itertools.islice(pattern.finditer(text, starts[0]), 2))
+    return text.count("\n", 0, found[1].start()) + 1 if len(found) == 2 else None
 
 
 def check_format_version(found: Any, reads_up_to: int, where: str) -> None:

@@ -127,3 +127,21 @@ def test_a_suite_toml_with_a_bom_loads(tmp_path: Path, capsys: pytest.CaptureFix
     (tmp_path / "baseline.py").write_text("def predict(x):\n    return x\n", encoding="utf-8")
     assert load_suite(tmp_path).name == "bom"
     assert main(["validate", str(tmp_path)]) == 0
+
+
+def test_a_repeated_key_in_a_document_is_located_at_its_second_writing() -> None:
+    from evalkit._records._document import decode_document
+    from evalkit.errors import EvalkitError
+
+    # the same key in two objects is fine; twice in one object is refused, at the line of the second
+    text = '{\n  "cases": {\n    "a": {"verdict": "pass"},\n    "b": {"verdict": "pass",\n      "verdict": "fail"}\n  }\n}\n'
+    with pytest.raises(
+        EvalkitError, match=r"baseline.json: the key 'verdict' appears twice .* \(again at line 5\)"
+    ):
+        decode_document(text, "baseline.json")
+    assert (
+        decode_document(text.replace('"verdict": "fail"', '"score": 1'), "baseline.json")["cases"]["b"][
+            "score"
+        ]
+        == 1
+    )
