@@ -33,7 +33,8 @@ _REASONS: dict[Reason, tuple[str, str]] = {
         "restore the cases, or accept a new baseline deliberately: `evalkit baseline accept {run}`",
     ),
     "baseline_unscored": (
-        "have no verdict in the baseline (it was accepted without a judge, or its checks were skipped)",
+        "have no verdict in the baseline (it was accepted without a judge, its checks were skipped, or the case "
+        "ended in an error there)",
         "accept a baseline that scores them: a run with every check on (the judge too), then "
         "`evalkit baseline accept RUN --force`",
     ),
@@ -170,7 +171,10 @@ def verify(
     for cid, then, now in joined.iter_rows():
         if now is None:
             unverified[cid] = "missing"
-        elif then == "not_scored":  # the baseline cannot vouch for the case: no pass can be shown to hold
+        elif then in (
+            "not_scored",
+            "error",
+        ):  # the baseline cannot vouch for the case: no pass can be shown to hold
             unverified[cid] = "baseline_unscored"
         elif then in ("pass", "fail") and now == "error":
             unverified[cid] = "error"

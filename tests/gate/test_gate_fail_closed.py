@@ -171,3 +171,22 @@ def test_a_baseline_accepted_without_the_judge_cannot_vouch_for_its_judged_cases
     loose = run_gate(now, base, allow_unscored=90)
     assert loose.exit_code == 0 and "tolerated: 90 baseline cases" in loose.text
     assert run_gate(now, base, allow_unscored=89).exit_code == 1
+
+
+def test_a_baseline_case_that_errored_cannot_vouch_for_it(tmp_path: Path) -> None:
+    from evalkit._baseline import accept
+
+    suite_root = write_suite(tmp_path / "suite", [case(i) for i in range(N)])
+
+    def flaky(n: int) -> str:
+        if n < 5:
+            raise RuntimeError("the pipeline was down")
+        return "yes"
+
+    base = accept(run(suite_root, tmp_path, flaky, name="base")).path
+    now = run(suite_root, tmp_path, lambda n: "yes" if n >= 5 else "no", name="now")  # the 5 fail now
+    outcome = run_gate(now, base)
+    # they were errors in the baseline: it cannot say they passed then, so the gate cannot pass them unseen
+    # (90 more are judged cases this judge-off baseline never scored; it said 90 before)
+    assert outcome.exit_code == 1 and "UNVERIFIED: 95 baseline cases could not be verified" in outcome.text
+    assert "ended in an error there): c000, c001, c002, c003, c004," in outcome.text
