@@ -116,6 +116,28 @@ class ABResult:
     def __str__(self) -> str:
         return self.text()
 
+    def win_rates(self) -> pl.DataFrame:
+        """B's win rate per slice (and ``all``) with its interval: slice, n, rate, ci_low, ci_high, ties (the
+        columns ``evalkit.charts.slice_pass_rate_chart`` draws)."""
+        from evalkit._report import ab_win_rate_frame
+
+        return ab_win_rate_frame(self.to_json())
+
+    def html(self) -> str:
+        """The comparison as one self-contained HTML page: the win rate per slice with intervals, and each
+        slice's cases (a click opens them) with both outputs and the judge's reasons side by side."""
+        from evalkit._report import render_ab_html
+
+        return render_ab_html(self.to_json(), self.cases)
+
+    def save(self, path: str | Path) -> Path:
+        """Write `html()` to `path` (atomically); returns the path."""
+        from evalkit._fs import atomic_write_text
+
+        target = Path(path)
+        atomic_write_text(target, self.html())
+        return target
+
 
 def _served(served: list[str]) -> str:
     if not served:

@@ -9,6 +9,7 @@ from evalkit._lazy import attach
 
 if TYPE_CHECKING:
     from evalkit._baseline import Comparison, compare, slice_deltas
+    from evalkit._report._ab_html import ab_win_rate_frame, render_ab_html
     from evalkit._report._build import Report, build_report
     from evalkit._report._calibration import trust_lines
     from evalkit._report._charts import (

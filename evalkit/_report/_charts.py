@@ -28,7 +28,7 @@ def _need(frame: pl.DataFrame, columns: Sequence[str], where: str) -> None:
 
 
 def slice_pass_rate_chart(
-    rates: pl.DataFrame, title: str = "Pass rate by slice, 95% interval"
+    rates: pl.DataFrame, title: str = "Pass rate by slice, 95% interval", *, axis_title: str = "pass rate"
 ) -> alt.LayerChart:
     """Per-slice pass rate (point) with its interval (bar), from ``pass_rate(verdicts, by="slice")``.
 
@@ -55,7 +55,7 @@ def slice_pass_rate_chart(
     if has_run:
         extra = {"yOffset": alt.YOffset("run:N"), "color": alt.Color("run:N", title="run")}
     bars = base.mark_rule(strokeWidth=2, opacity=0.6).encode(
-        x=alt.X("ci_low:Q", scale=x_scale, axis=alt.Axis(format="%"), title="pass rate"),
+        x=alt.X("ci_low:Q", scale=x_scale, axis=alt.Axis(format="%"), title=axis_title),
         x2="ci_high:Q",
         **extra,
     )

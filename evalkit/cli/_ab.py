@@ -6,6 +6,7 @@ import argparse
 import json
 
 from evalkit.cli._args import EXIT_OK, positive
+from evalkit.errors import EvalkitError
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,6 +46,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write one self-contained page: B's win rate per slice with intervals, and each slice's cases "
+        "(a click opens them) with both outputs and the judge's reasons in both orders (two runs only)",
+    )
+    p.add_argument(
         "--cache",
         default="readwrite",
         choices=["readwrite", "replay", "refresh", "off"],
@@ -69,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.more:
         result = load_run(args.run_a).ab(load_run(args.run_b), **options)
         print(json.dumps(result.to_json(), indent=2) if args.json else result.text())
+        if args.html:
+            page = result.save(args.html)
+            if not args.json:
+                print(f"  page: {page}")
         return EXIT_OK
+    if args.html:
+        raise EvalkitError("--html draws one comparison: give two runs (with more, each pair is in the text)")
     ranking, results = rank_runs([args.run_a, args.run_b, *args.more], **options)
     if args.json:
         pairs = [r.to_json() for r in results.values()]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from html import escape as html_escape
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import evalkit as ek
@@ -195,3 +197,31 @@ def test_a_checks_field_is_what_is_compared(
     assert (result["wins_b"], result["wins_a"]) == (3, 0)
     sent = [json.dumps(r.body) for r in server.requests_to("/v1/messages") if r.body]
     assert len(sent) == 6 and not any("SECRET" in s for s in sent)
+
+
+def test_the_html_page_shows_win_rates_per_slice_and_each_slices_cases_side_by_side(
+    runs: tuple[ek.Run, ek.Run, LocalAnthropicServer], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    poor, good, _ = runs
+    page = tmp_path / "ab.html"
+    argv = ["ab", str(poor.path), str(good.path), "--cache-dir", str(tmp_path / "cache"), "--html", str(page)]
+    assert main(argv) == 0
+    assert f"page: {page}" in capsys.readouterr().out
+    html = page.read_text(encoding="utf-8")
+    result = poor.ab(good, cache="replay", cache_dir=tmp_path / "cache")
+    rates = result.win_rates()
+    assert set(rates["slice"]) == {"all", "chat", "direct"}
+    for r in rates.iter_rows(named=True):  # each slice's rate and interval, as the text gives them
+        summary = result.to_json() if r["slice"] == "all" else result.to_json()["by_slice"][r["slice"]]
+        assert r["rate"] == summary["win_rate_b"] and [r["ci_low"], r["ci_high"]] == list(
+            summary["win_rate_b_ci"]
+        )
+    assert html.count('<details class="slice">') == 2 and "<svg" in html and "simulated" in html
+    # a slice's cases: both outputs and the judge's reasons in each order
+    assert "The refund window is 30 days from delivery." in html and "Please write to us again" in html
+    judged = result.cases.filter(pl.col("decided_by") == "judge").row(0, named=True)
+    assert (
+        html_escape(judged["reasoning_a_first"]) in html and html_escape(judged["reasoning_b_first"]) in html
+    )
+    assert "<script" not in html  # opens offline, and a click needs no script
+    assert main([*argv[:3], str(good.path), "--html", str(page)]) == 2  # three runs: no single page to draw
