@@ -271,6 +271,7 @@ PUBLIC: dict[str, list[str]] = {
         "SimulatedJudge",
         "count_input_tokens",
         "estimate_tokens",
+        "simulated_api",
     ],
     "evalkit.widgets": [
         "CaseBrowser",

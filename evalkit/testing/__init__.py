@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import attach
 
 if TYPE_CHECKING:
+    from evalkit.testing._simulated import simulated_api
     from evalkit.testing.server import (
         FAULT_KINDS,
         PINNED_MODEL_IDS,
