@@ -130,6 +130,13 @@ class ABResult:
 
         return render_ab_html(self.to_json(), self.cases)
 
+    def _repr_html_(self) -> str:
+        # the page in a frame of its own: its styles stay off the notebook's, and a click opens a slice
+        from html import escape
+
+        frame = 'style="width:100%;height:640px;border:1px solid #ddd"'
+        return f'<div><iframe title="A/B comparison" srcdoc="{escape(self.html())}" {frame}></iframe></div>'
+
     def save(self, path: str | Path) -> Path:
         """Write `html()` to `path` (atomically); returns the path."""
         from evalkit._fs import atomic_write_text

@@ -47,6 +47,22 @@ def test_clicking_a_slice_lists_its_failing_cases(page: Any, workspace: Lab) -> 
     assert cell_count(page) > 0
 
 
+def test_clicking_an_ab_slice_lists_both_answers_side_by_side(page: Any, workspace: Lab) -> None:
+    open_notebook(page, workspace, "notebooks/05_explore_regressions.ipynb")
+    run_all(page)
+    frame = page.frame_locator("iframe[srcdoc]")
+    summary = frame.locator("summary", has_text="billing-vs-account")
+    summary.wait_for(timeout=60_000)
+    page.locator("iframe[srcdoc]").scroll_into_view_if_needed()
+    cells = frame.locator("details[open] td")
+    assert cells.count() == 0  # every slice closed until clicked
+    summary.click()
+    cells.first.wait_for(timeout=10_000)
+    text = frame.locator("details[open]").inner_text()
+    assert "output A" in text and "output B" in text and ("A wins" in text or "B wins" in text)
+    screenshot(page, "05_ab_slice_clicked")
+
+
 def test_labeller_keys_record_labels_and_leave_the_notebook_alone(page: Any, workspace: Lab) -> None:
     open_notebook(page, workspace, "notebooks/03_calibrate_judge.ipynb")
     run_all(page)
