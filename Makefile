@@ -26,8 +26,19 @@ $(BASE): pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e .
 	@touch $(BASE)
 
+# in a git checkout, notebooks are committed without outputs whatever the working copy holds: nbstripout is
+# installed as this repository's git filter (.git/info/attributes), so JupyterLab's autosave cannot dirty a commit
 $(STAMP): pyproject.toml $(BASE)
 	$(PIP) install --quiet -e '.[notebooks,dev]'
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  py="$(abspath $(BIN))/python"; attrs="$$(git rev-parse --git-path info/attributes)"; \
+	  git config filter.nbstripout.clean "$$py -m nbstripout --keep-id --extra-keys metadata.widgets"; \
+	  git config filter.nbstripout.smudge cat; \
+	  git config filter.nbstripout.required true; \
+	  git config diff.ipynb.textconv "$$py -m nbstripout -t --keep-id"; \
+	  mkdir -p "$$(dirname "$$attrs")"; touch "$$attrs"; \
+	  grep -qx '*.ipynb filter=nbstripout diff=ipynb' "$$attrs" || echo '*.ipynb filter=nbstripout diff=ipynb' >> "$$attrs"; \
+	fi
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -44,8 +55,9 @@ browser-deps:
 	  fi; \
 	fi
 
+# as root (a container) JupyterLab refuses to start without --allow-root
 lab: setup
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # Offline whatever the environment holds: the baselines need no API, and the judged checks are answered by the
 # simulated judge of `evalkit serve` on a free loopback port (labelled simulated in every verdict), so a key that

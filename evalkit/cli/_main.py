@@ -21,6 +21,7 @@ from evalkit.cli import (
     _cache,
     _calibrate,
     _gate,
+    _init,
     _probe,
     _report,
     _review,
@@ -35,6 +36,7 @@ __all__ = ["COMMANDS", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "build_parser", "ma
 
 # one module per subcommand, each with add_parser(subparsers) and run(args); listed in the order --help shows
 COMMANDS: list[ModuleType] = [
+    _init,
     _validate,
     _run,
     _report,
