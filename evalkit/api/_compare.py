@@ -58,7 +58,9 @@ class RunComparison:
         }
 
     def flipped(self) -> pl.DataFrame:
-        """The cases whose verdict changed: case_id, slice, direction (pass->fail or fail->pass), both means."""
+        """The cases whose verdict changed: case_id, slice, direction (pass->fail or fail->pass, from A to B),
+        ``mean_a`` (the pass rate of the case over the repeats of A, the run compared against) and ``mean_b`` (of B,
+        this run)."""
         return self.comparison.paired.flipped
 
     def flipped_outputs(self) -> pl.DataFrame:
@@ -122,7 +124,7 @@ class RunComparison:
     def __repr__(self) -> str:
         s = self.summary()
         return (
-            f"RunComparison({s['run_b']} vs {s['run_a']}: {s['rate_b']:.1%} vs {s['rate_a']:.1%} on {s['n']} "
+            f"RunComparison(B {s['run_b']} vs A {s['run_a']}: {s['rate_b']:.1%} vs {s['rate_a']:.1%} on {s['n']} "
             f"cases, {s['pass_to_fail']} pass->fail, {s['fail_to_pass']} fail->pass)"
         )
 

@@ -71,15 +71,18 @@ class Run(RunFolder):
         Returns
         -------
         polars.DataFrame
-            One row per group: n, passes, rate, ci_low, ci_high, errors, not_scored (and the clustered
-            columns when the run has repeats).
+            One row per group (its `by` columns; overall: a ``group`` column reading ``all``): n, passes,
+            rate, ci_low, ci_high, errors, not_scored (and the clustered columns when the run has repeats).
         """
         from evalkit.stats import clustered_pass_rate, pass_rate
 
         verdicts = self.verdicts()
         if self.repeats > 1:
-            return clustered_pass_rate(verdicts, by=by, confidence=confidence)
-        return pass_rate(verdicts, by=by, confidence=confidence)
+            rates = clustered_pass_rate(verdicts, by=by, confidence=confidence)
+        else:
+            rates = pass_rate(verdicts, by=by, confidence=confidence)
+        # grouped by named columns, those columns say the group: the joined label would repeat them
+        return rates.drop("group") if by is not None else rates
 
     def failures(self) -> pl.DataFrame:
         """Every failing or errored (case, repeat): its input, output, error and every check's verdict.
@@ -374,6 +377,10 @@ class Run(RunFolder):
             "cost": None if cost.null_count() else float(cost.sum()),
             "p95": p95,
         }
+
+    def __str__(self) -> str:
+        """What ``evalkit run`` prints for it: ``print(run)`` shows the summary."""
+        return self.summary(show_failures=5)
 
     def __repr__(self) -> str:
         m = self.manifest

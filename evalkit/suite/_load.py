@@ -264,7 +264,16 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         suite.warnings.extend(_system_warnings(config, root, toml_lines))
     if schema is not None and config.output_schema and not problems:
         suite.warnings.extend(schema_warnings(schema, str(base / config.output_schema)))
-    return (suite if not problems else None), problems
+    return (suite if not problems else None), _in_reading_order(problems)
+
+
+def _in_reading_order(problems: list[Problem]) -> list[Problem]:
+    """Problems file by file (in the order files were read), line by line: checks made across cases (unknown
+    user checks, duplicate ids) come after the line-by-line pass, but are listed at their line."""
+    files: dict[str, int] = {}
+    for problem in problems:
+        files.setdefault(problem.path, len(files))
+    return sorted(problems, key=lambda p: (files[p.path], -1 if p.line is None else p.line))
 
 
 def load_suite(path: str | Path) -> Suite:

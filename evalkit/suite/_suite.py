@@ -43,6 +43,14 @@ class Suite:
     def resolve(self, relative: str) -> Path:
         return self.base_dir / relative
 
+    def __repr__(self) -> str:
+        slices = ", ".join(f"{k} {n}" for k, n in self.slice_counts().items())
+        shown = slices if len(slices) <= 200 else slices[:200] + " ..."
+        return (
+            f"Suite({self.name!r}, version {self.version}, {len(self.cases)} cases, from {str(self.base_dir)!r}; "
+            f"slices: {shown})"
+        )
+
     def slice_counts(self) -> dict[str, int]:
         return dict(sorted(Counter(c.slice for c in self.cases).items()))
 
