@@ -61,6 +61,7 @@ PUBLIC: dict[str, list[str]] = {
         "gate",
         "history",
         "load_run",
+        "merge_runs",
         "resume",
         "run",
         "run_async",

@@ -51,6 +51,12 @@ def _head(manifest: Manifest, rows: pl.DataFrame) -> str:
         f"{manifest.suite} · system {info.system_name or '?'}{f' ({model})' if model else ''}"
         + (f" · judge {_asked_and_got(info.judge_model, info.judge_model_versions)}" if judged else "")
         + f" · suite version {manifest.suite_version}"
+        + (
+            f" · shard {manifest.shard[0]}/{manifest.shard[1]}: {manifest.cases} of the suite's cases (merge the shards to gate)"
+            if manifest.shard
+            else ""
+        )
+        + (f" · merged from {len(manifest.merged_from)} shard runs" if manifest.merged_from else "")
     )
 
 

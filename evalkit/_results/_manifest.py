@@ -91,5 +91,9 @@ class Manifest(BaseModel):
     """Why an interrupted run stopped and how to finish it, when it stopped itself (a spending cap)."""
     max_cost_usd: float | None = None
     """The spending cap the run was started (or last resumed) with."""
+    shard: list[int] | None = None
+    """``[I, N]`` for a run of shard I of N of the suite (``--shard I/N``); None for the whole suite."""
+    merged_from: list[str] | None = None
+    """The run ids of the shard runs ``evalkit merge`` joined into this run."""
     prompt_cache: str | None = None
     """Whether its requests asked for prompt caching: on, off, 5m or 1h (None: before the option existed)."""

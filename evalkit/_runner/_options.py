@@ -28,5 +28,7 @@ class RunOptions:
     prompt_cache: PromptCacheMode = "on"
     """Mark each request's stable prefix for the API's prompt cache: on (5-minute entries; 1-hour ones for a
     batch run, whose requests may wait longer than 5 minutes between uses), off, or a lifetime."""
+    shard: tuple[int, int] | None = None
+    """(I, N): the run is shard I of N of its suite (the suite given is that shard's cases already)."""
     max_cost: float | None = None
     """Dollars the run may spend in all (a resumed run's earlier calls included); None: no cap."""

@@ -70,6 +70,7 @@ def start_run(ctx: RunContext, resume: Path | None) -> Start:
         concurrency=ctx.options.concurrency,
         batch=ctx.options.batch,
         git_commit=git_commit(),
+        shard=list(ctx.options.shard) if ctx.options.shard else None,
     )
     return Start(RunDir(path), manifest, set())
 

@@ -16,6 +16,7 @@ from evalkit.api._execute import estimate, resume, run, run_async
 from evalkit.api._gate import gate
 from evalkit.api._history import history
 from evalkit.api._html import HTMLReport
+from evalkit.api._merge import merge_runs
 from evalkit.api._run import Run, load_run
 from evalkit.api._runs import runs
 

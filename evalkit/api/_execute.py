@@ -150,6 +150,7 @@ def run(
     progress: bool = True,
     prompt_cache: PromptCacheMode | None = None,
     max_cost: float | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> Run:
     """Run `suite` against `system` and return the run, as ``evalkit run`` does (same run directory).
 
@@ -171,6 +172,9 @@ def run(
     max_cost:
         Dollars the run may spend: no call is sent whose worst case would pass it; the run stops with
         `SpendingStopped`, saying how to resume with a higher cap.
+    shard:
+        ``(I, N)``: run only shard I of N (cases split by a hash of their id, the same on every machine); join the
+        N runs with `merge_runs` (``evalkit merge``) before gating.
 
     Returns
     -------
@@ -185,6 +189,8 @@ def run(
     prepare(system, cache=cache, cache_dir=cache_dir, batch=batch)
     loaded = _suite(suite)
     chosen = as_run_system(system, loaded)
+    if shard is not None:
+        loaded = _shard_of(loaded, shard)
     options = RunOptions(
         repeats=repeats,
         concurrency=concurrency,
@@ -199,8 +205,22 @@ def run(
         processes=processes,
         prompt_cache=prompt_cache or loaded.config.prompt_cache,
         max_cost=max_cost,
+        shard=shard,
     )
     return _execute(loaded, chosen, options)
+
+
+def _shard_of(suite: Suite, shard: tuple[int, int]) -> Suite:
+    index, of = shard
+    try:
+        part = suite.shard(index, of)
+    except ValueError as exc:
+        raise EvalkitError(f"--shard {index}/{of}: give I/N with 1 <= I <= N, e.g. --shard 1/3") from exc
+    if not part.cases:
+        raise EvalkitError(
+            f"--shard {index}/{of}: no case of suite {suite.name} falls in it; use fewer shards"
+        )
+    return part
 
 
 def resume(
@@ -272,6 +292,9 @@ def resume(
         )
     loaded = load_suite(manifest.suite_path)
     chosen = load_system(manifest.system.get("name", system), loaded)
+    shard = (manifest.shard[0], manifest.shard[1]) if manifest.shard else None
+    if shard is not None:
+        loaded = _shard_of(loaded, shard)
     directory = cache_dir if cache_dir is not None else manifest.cache.get("directory")
     options = RunOptions(
         repeats=manifest.repeats,
@@ -287,6 +310,7 @@ def resume(
         processes=processes,
         prompt_cache=prompt_cache or cast(Any, manifest.prompt_cache) or loaded.config.prompt_cache,
         max_cost=max_cost if max_cost is not None else manifest.max_cost_usd,
+        shard=shard,
     )
     return _execute(loaded, chosen, options, resume=path)
 

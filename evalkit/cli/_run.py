@@ -96,6 +96,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "until it is answered; a batch is not submitted past it). The run stops with exit 3 and the --resume "
         "command, which takes a higher --max-cost. Default: no cap (with --resume: the run's own)",
     )
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="I/N",
+        help="run only shard I of N of each suite: cases split by a hash of their id, the same on every machine, "
+        "so N jobs (a CI matrix) share the work; join their runs with `evalkit merge` before a gate (a shard alone "
+        "is missing cases, which a gate refuses)",
+    )
     p.add_argument("--max-retries", type=non_negative, default=4, help="retries per API call (default 4)")
     p.add_argument(
         "--processes",
@@ -146,6 +155,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="send nothing but count_tokens: estimate tokens and dollars per grader kind (offline: by characters)",
     )
     p.set_defaults(func=run, run_parser=p)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    index, _, of = text.partition("/")
+    try:
+        found = int(index), int(of)
+    except ValueError:
+        found = (0, 0)
+    if not 1 <= found[0] <= found[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: give I/N with 1 <= I <= N, e.g. 2/3")
+    return found
 
 
 def _dollars(text: str) -> float:
@@ -234,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             prompt_cache=args.prompt_cache,
             max_cost=args.max_cost,
+            shard=args.shard,
             **options,
         )
         status = max(status, _after(done, args))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -43,6 +45,16 @@ class Suite:
     def resolve(self, relative: str) -> Path:
         return self.base_dir / relative
 
+    def shard(self, index: int, of: int) -> Suite:
+        """The cases of shard `index` of `of` (1-based): each case goes to one shard by a hash of its id, the same
+        on every machine and Python version. The suite's version stays the whole suite's, so the parts of one
+        suite version can be merged."""
+        if not (isinstance(index, int) and isinstance(of, int) and 1 <= index <= of):
+            raise ValueError(f"shard {index}/{of}: give I/N with 1 <= I <= N")
+        part = dataclasses.replace(self, cases=[c for c in self.cases if shard_of(c.id, of) == index])
+        part.__dict__["version"] = self.version  # the cached version of the whole suite
+        return part
+
     def __repr__(self) -> str:
         slices = ", ".join(f"{k} {n}" for k, n in self.slice_counts().items())
         shown = slices if len(slices) <= 200 else slices[:200] + " ..."
@@ -75,3 +87,12 @@ class Suite:
         target = Path(path) if path is not None else self.cases_file
         atomic_write_text(target, self.to_jsonl())
         return target
+
+
+def shard_of(case_id: str, of: int) -> int:
+    """The shard (1 to `of`) a case id falls in: sha256 of the id, so stable across machines and versions.
+
+    >>> [shard_of(i, 3) for i in ("tri-001", "tri-002", "tri-003")]
+    [1, 1, 3]
+    """
+    return int(hashlib.sha256(case_id.encode("utf-8", "surrogatepass")).hexdigest()[:12], 16) % of + 1
