@@ -381,5 +381,13 @@ def record_from_workers(workers: CaseWorkers, recorder: Recorder) -> None:
             for result in workers.drain(_DRAIN_S):
                 recorder.record(result)
         raise
+    except _StopRun:
+        # the run stops (a spending cap, a refused key): what the workers have in flight was paid for, so it is
+        # journalled too, each result on its own (a second stop among them must not drop the rest)
+        with contextlib.suppress(KeyboardInterrupt):
+            for result in workers.drain(_DRAIN_S):
+                with contextlib.suppress(_StopRun):
+                    recorder.record(result)
+        raise
     finally:
         workers.close(finished)

@@ -123,8 +123,9 @@ def _paid(server: LocalAnthropicServer) -> Counter[str]:
     return Counter(last_user_text(r.body) for r in server.requests if r.path == "/v1/messages")
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
 def test_max_cost_stops_within_a_wave_and_a_resume_with_a_higher_cap_finishes_paying_nothing_twice(
-    tmp_path: Path, server: LocalAnthropicServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, server: LocalAnthropicServer, capsys: pytest.CaptureFixture[str], processes: str
 ) -> None:
     suite = _suite(tmp_path / "s", 60)
     out = tmp_path / "run"
@@ -142,6 +143,8 @@ def test_max_cost_stops_within_a_wave_and_a_resume_with_a_higher_cap_finishes_pa
             "-q",
             "--concurrency",
             "4",
+            "--processes",
+            processes,  # worker processes keep to one cap too
             "--cache-dir",
             str(tmp_path / "cache"),
         ]
