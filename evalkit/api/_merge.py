@@ -30,8 +30,7 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
     from evalkit._results import RunDir
     from evalkit._runner import new_run_id
     from evalkit.api._run import Run
-    from evalkit.suite import load_suite
-    from evalkit.suite._suite import shard_of
+    from evalkit.suite import load_suite, shard_of
 
     if len(parts) < 2:
         raise EvalkitError(

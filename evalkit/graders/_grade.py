@@ -14,7 +14,7 @@ from evalkit._results import CheckStatus, ErrorKind, error_kind
 from evalkit.errors import CheckError, CheckTimeout
 
 # imported for their @grades registrations
-from evalkit.graders import _code, _exact  # noqa: F401
+from evalkit.graders import _code, _exact, _tools  # noqa: F401
 from evalkit.graders._base import TOO_DEEP, Grade, GradingContext, JudgeFn, get_field
 from evalkit.graders._registry import grader_for, grades
 from evalkit.suite import Case, JudgeCheck, covers

@@ -19,6 +19,7 @@ if INTERNAL:
         ExactCheck,
         JsonValidCheck,
         JudgeCheck,
+        MaxToolCallsCheck,
         MaxWordsCheck,
         MinWordsCheck,
         NoEmailExceptCheck,
@@ -26,6 +27,9 @@ if INTERNAL:
         SchemaCheck,
         SqlRowsMatchCheck,
         SumsCheck,
+        ToolCalledCheck,
+        ToolNotCalledCheck,
+        ToolSequenceCheck,
         UserCheck,
         covers,
     )
@@ -39,5 +43,6 @@ if INTERNAL:
         unsendable_schema,
     )
     from evalkit.suite._settings import DEFAULT_JUDGE_MODEL
+    from evalkit.suite._suite import shard_of
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

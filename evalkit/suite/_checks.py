@@ -392,6 +392,43 @@ class JudgeCheck(_Check):
     tier: ClassVar[Tier] = "judge"
 
 
+class ToolCalledCheck(_Check):
+    """The output's tool calls include one to `tool` (with these arguments, when given)."""
+
+    kind: Literal["tool_called"] = "tool_called"
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="Arguments the call must have: all of them (subset) or only them (exact)."
+    )
+    match: Literal["subset", "exact"] = "subset"
+    arguments_schema: dict[str, Any] | None = Field(
+        default=None, description="A JSON Schema the call's arguments must validate against."
+    )
+
+
+class ToolNotCalledCheck(_Check):
+    """The output's tool calls include none to `tool`."""
+
+    kind: Literal["tool_not_called"] = "tool_not_called"
+    tool: str = Field(min_length=1)
+
+
+class ToolSequenceCheck(_Check):
+    """The tools are called in this order: `strict`, as exactly these calls; else in order with others between."""
+
+    kind: Literal["tool_sequence"] = "tool_sequence"
+    tools: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    strict: bool = False
+
+
+class MaxToolCallsCheck(_Check):
+    """At most `limit` tool calls (to `tool`, when given)."""
+
+    kind: Literal["max_tool_calls"] = "max_tool_calls"
+    limit: int = Field(ge=0)
+    tool: str | None = None
+
+
 # The one list of check kinds: the case format's union, the list of kinds and (in evalkit.graders) the grader
 # dispatch are all derived from it. A new kind is a model here plus one `@grades(Model)` function there.
 CHECK_MODELS: tuple[type[_Check], ...] = (
@@ -408,6 +445,10 @@ CHECK_MODELS: tuple[type[_Check], ...] = (
     NoEmailExceptCheck,
     SqlRowsMatchCheck,
     UserCheck,
+    ToolCalledCheck,
+    ToolNotCalledCheck,
+    ToolSequenceCheck,
+    MaxToolCallsCheck,
     JudgeCheck,
 )
 

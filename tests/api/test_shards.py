@@ -13,7 +13,7 @@ import evalkit as ek
 from evalkit.api import merge_runs
 from evalkit.cli import main
 from evalkit.errors import EvalkitError
-from evalkit.suite._suite import shard_of
+from evalkit.suite import shard_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "goldens" / "support-triage"
