@@ -247,6 +247,7 @@ PUBLIC: dict[str, list[str]] = {
         "case_text",
         "check",
         "filter_cases",
+        "is_conversation",
         "load_suite",
         "near_duplicates",
         "new_case_template",

@@ -22,6 +22,16 @@ def render_user_turn(case_input: Any) -> str:
     return json.dumps(case_input, ensure_ascii=False, indent=2)
 
 
+def conversation(case_input: Any) -> list[dict[str, Any]]:
+    """The messages for a case: a conversation input's turns as they are (the system answers its last user
+    turn), any other input as one user turn."""
+    from evalkit.suite import is_conversation
+
+    if is_conversation(case_input):
+        return [{"role": t["role"], "content": t["content"]} for t in case_input]
+    return [{"role": "user", "content": render_user_turn(case_input)}]
+
+
 def structured_output_config(schema: dict[str, Any]) -> dict[str, Any]:
     """The request field asking Claude to answer with JSON matching `schema` (made strict as the SDK does)."""
     from evalkit._client import json_schema_format
@@ -59,7 +69,7 @@ class ClaudeSystem:
             "model": self.model,
             "max_tokens": self.max_tokens,
             "system": self.prompt,
-            "messages": [{"role": "user", "content": render_user_turn(case_input)}],
+            "messages": conversation(case_input),
         }
         if self.temperature is not None and self.thinking_budget is None:
             request["temperature"] = self.temperature

@@ -1,7 +1,7 @@
 """Golden sets: case forms, check models, loading and validation with located errors, the suite version."""
 
 from evalkit._lazy import INTERNAL, attach
-from evalkit.suite._cases import Case, parse_case
+from evalkit.suite._cases import Case, is_conversation, parse_case
 from evalkit.suite._curate import case_text, filter_cases, near_duplicates, slice_coverage
 from evalkit.suite._load import load_suite, validate_suite
 from evalkit.suite._registry import check

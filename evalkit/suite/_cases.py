@@ -295,6 +295,59 @@ def parse_case(obj: Any, path: str = "<memory>", line: int = 0) -> tuple[Case | 
     return case, problems
 
 
+_TURN_HINT = (
+    'a conversation is a list of {"role": "user" or "assistant", "content": ...}, ending with a user turn'
+)
+
+
+def is_conversation(value: Any) -> bool:
+    """Whether a case input is a conversation: a non-empty list of objects that each have a ``role``."""
+    return isinstance(value, list) and bool(value) and all(isinstance(t, dict) and "role" in t for t in value)
+
+
+def conversation_problems(value: Any) -> list[tuple[str, str, str]]:
+    """(field, message, hint) for each malformed turn of a conversation input; none for any other input.
+
+    >>> conversation_problems([{"role": "user", "content": "hi"}, {"role": "bot", "content": "yo"}])[0][:2]
+    ('input[1].role', "must be 'user' or 'assistant', got 'bot'")
+    """
+    if not is_conversation(value):
+        return []
+    found: list[tuple[str, str, str]] = []
+    for i, turn in enumerate(value):
+        role, content = turn.get("role"), turn.get("content")
+        if role not in ("user", "assistant"):
+            found.append((f"input[{i}].role", f"must be 'user' or 'assistant', got {role!r}", _TURN_HINT))
+        if "content" not in turn:
+            found.append((f"input[{i}].content", "required field is missing", _TURN_HINT))
+        elif not (isinstance(content, str) and content) and not (isinstance(content, list) and content):
+            found.append(
+                (f"input[{i}].content", "must be non-empty text or a list of content blocks", _TURN_HINT)
+            )
+        extra = sorted(set(turn) - {"role", "content"})
+        if extra:
+            found.append((f"input[{i}]", f"unknown key(s) {', '.join(extra)}", _TURN_HINT))
+        if i and role == value[i - 1].get("role") and role in ("user", "assistant"):
+            found.append(
+                (
+                    f"input[{i}].role",
+                    f"two {role} turns in a row",
+                    "merge them, or put the other turn between",
+                )
+            )
+    if value[0].get("role") != "user":
+        found.append(("input[0].role", "a conversation starts with a user turn", _TURN_HINT))
+    if value[-1].get("role") != "user":
+        found.append(
+            (
+                f"input[{len(value) - 1}].role",
+                "the last turn is the one the system answers: a user turn",
+                _TURN_HINT,
+            )
+        )
+    return found
+
+
 def _parse_case(obj: Any, path: str, line: int) -> tuple[Case | None, list[Problem]]:
     if not isinstance(obj, dict):
         return None, [
@@ -310,6 +363,7 @@ def _parse_case(obj: Any, path: str, line: int) -> tuple[Case | None, list[Probl
     problems: list[Problem] = []
     if "id" not in obj:
         problems.append(Problem(path, line, "id", "required field is missing", "give every case a unique id"))
+    problems.extend(Problem(path, line, f, m, h) for f, m, h in conversation_problems(obj.get("input")))
     blog_keys = [k for k in BLOG_KEYS if k in keys]
     if "checks" in keys and ({"grader", "expected"} & keys or blog_keys):
         problems.append(
