@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ def label_items(
     *,
     check: str | None = None,
     only: Iterable[tuple[str, str, str]] | None = None,
+    judged_first: bool = False,
 ) -> list[LabelItem]:
     """The outputs of a run's judged checks, once each (repeats with the same output are one item).
 
@@ -54,11 +56,14 @@ def label_items(
         Only this check (by name).
     only:
         Only these (case id, check name, output hash) keys, e.g. the entries of a review sample's labels file.
+    judged_first:
+        Put the outputs the judge gave a verdict on first, its passes and fails taking turns, so that the first
+        ten labels already give a kappa (it needs both verdicts, and both human labels, to be measured).
 
     Returns
     -------
     list[LabelItem]
-        In case order, then check order.
+        In case order, then check order (with `judged_first`, judged outputs first).
     """
     import polars as pl
 
@@ -98,4 +103,9 @@ def label_items(
             )
         )
     items.sort(key=lambda it: (order.get(it.case_id, len(order)), it.check))
+    if judged_first:
+        passed = [it for it in items if it.judge_passed is True]
+        failed = [it for it in items if it.judge_passed is False]
+        turns = [it for pair in itertools.zip_longest(passed, failed) for it in pair if it is not None]
+        items = turns + [it for it in items if it.judge_passed is None]
     return items

@@ -244,15 +244,27 @@ def _blank_strings(value: Any) -> Any:
 
 
 def new_case_template(suite: Suite) -> dict[str, Any]:
-    """A new case to fill in, in the form of the suite's last case: a fresh id, its input's text blanked."""
+    """A new case to fill in, in the form of the suite's last case: a fresh id, the text of its input and of its
+    expected values blanked, and no slice, source, split or notes of another case."""
     if not suite.cases:
         return {"id": "case-1", "input": "", "checks": [{"kind": "exact", "expected": ""}]}
     last = suite.cases[-1]
     form = dict(written_form(last) or last.to_record())
     form["id"] = next_case_id(suite)
     form["input"] = _blank_strings(form.get("input"))
-    form.pop("notes", None)
-    form.pop("split", None)
+    # what a case says of itself is the new case's to give: the last case's answer, slice and source are not
+    for key in ("expected", "expected_exact", "must_contain"):
+        if key in form:
+            form[key] = _blank_strings(form[key])
+    if isinstance(form.get("checks"), list):
+        form["checks"] = [
+            {k: (_blank_strings(v) if k in ("expected", "any_of", "facts") else v) for k, v in check.items()}
+            if isinstance(check, dict)
+            else check
+            for check in form["checks"]
+        ]
+    for key in ("notes", "split", "slice", "source", "tags"):
+        form.pop(key, None)
     return form
 
 

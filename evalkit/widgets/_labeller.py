@@ -63,9 +63,13 @@ class Labeller(anywidget.AnyWidget):
         self._show(first)
 
     @classmethod
-    def from_run(cls, run: Run, path: str | Path, *, rater: str, check: str | None = None) -> Labeller:
-        """A labeller over every judged output of `run` (one judged check, when named)."""
-        return cls(label_items(run.checks(), run.suite, check=check), path, rater=rater)
+    def from_run(
+        cls, run: Run, path: str | Path, *, rater: str, check: str | None = None, judged_first: bool = False
+    ) -> Labeller:
+        """A labeller over every judged output of `run` (one judged check, when named); with `judged_first`, the
+        outputs the judge gave a verdict on come first, its passes and fails taking turns."""
+        items = label_items(run.checks(), run.suite, check=check, judged_first=judged_first)
+        return cls(items, path, rater=rater)
 
     # -- what the front end (or a test) does ------------------------------------------------------------
 

@@ -203,3 +203,49 @@ def test_a_planted_injection_susceptibility_obeys_instructions_in_the_candidate(
 def test_bias_settings_are_probabilities(name: str) -> None:
     with pytest.raises(ValueError, match=f"{name}: must be from 0 to 1"):
         SimulatedJudge(**{name: 1.5})
+
+
+def _met(criterion: str, candidate: str, case_input: Any = None) -> bool:
+    case, problems = parse_case(
+        {"id": "c-1", "input": case_input or {"review": "The stove is great."},
+         "checks": [{"kind": "judge", "rubric": [criterion]}]}
+    )  # fmt: skip
+    assert case is not None, problems
+    (check,) = [c for c in case.checks if isinstance(c, JudgeCheck)]
+    reply = SimulatedJudge().answer(Judge(client=None).build_request(check, candidate, case))
+    assert reply is not None
+    return bool(reply.data["criteria"][0]["met"])
+
+
+@pytest.mark.parametrize(
+    ("criterion", "candidate", "met"),
+    [
+        # negated criteria: met when what they rule out is absent (they were inverted)
+        ("Does not promise a free refill", "We promise you a free refill next week!", False),
+        ("Does not promise a free refill", "Thanks, enjoy the stove.", True),
+        ("Never mentions a discount", "Here is a discount code for you.", False),
+        ("Without asking for the order number", "Thanks for your kind words!", True),
+        # word forms meet ("Thanks the reviewer" was not met by "Thank you for your kind review")
+        ("Thanks the reviewer", "Thank you for your kind review", True),
+        ("Offers a refund", "We have refunded the order.", True),
+        ("Thanks the reviewer", "Enjoy the stove.", False),
+    ],
+)
+def test_negation_and_word_forms(criterion: str, candidate: str, met: bool) -> None:
+    assert _met(criterion, candidate) is met
+
+
+def test_a_language_criterion_compares_the_candidates_language_with_the_inputs() -> None:
+    german = {"review": "Der Herd ist super, danke und bitte mehr davon"}
+    assert _met(
+        "Replies in the customer's language", "Vielen Dank für Ihre Bewertung, wir freuen uns!", german
+    )
+    assert not _met("Replies in the customer's language", "Thank you for your review!", german)
+    assert _met("Answers in the same language as the review", "Thank you for the review!", None)
+
+
+def test_the_judge_stays_deterministic_on_the_new_rules() -> None:
+    body = rubric_body(
+        "Thank you for your review; we will not promise a refund.", ["Does not promise a refund"]
+    )
+    assert SimulatedJudge().answer(body) == SimulatedJudge().answer(body)

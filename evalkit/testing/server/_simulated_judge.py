@@ -6,9 +6,15 @@ verdict has ``winner``) and by the fence tags of evalkit's judge prompts (``<can
 reasoning starts with ``simulated judge (evalkit serve):``.
 
 Rubric: a criterion is met when at least ``overlap`` of its content words (lower-cased words of three or more
-letters, or numbers, less common words such as "the", "should", "mentions") appear in the candidate output, or
-when a reference is given and at least ``overlap`` of the reference's content words do. A judge rule (a
-substring or regex of the candidate, optionally of the criterion) overrides that.
+letters, or numbers, less common words such as "the", "should", "mentions"; compared by a crude stem, so
+"Thanks the reviewer" is met by "Thank you for your review") appear in the candidate output, or when a reference
+is given and at least ``overlap`` of the reference's content words do. A negated criterion ("Does not promise a
+refund", "Never ...", "Without ...", "Avoids ...") is met when what follows the negation is *not* there. A
+criterion about language ("... in the customer's language", "same language as ...") is met when the candidate's
+most likely language (by common words of English, German, French, Spanish, Portuguese, Italian and Dutch) is the
+case input's. A judge rule (a substring or regex of the candidate, optionally of the criterion) overrides all
+that. It cannot tell meaning: a paraphrase with other words fails, a negation inside the candidate ("we will not
+refund") still counts its words as present, and tone, politeness or correctness are not judged.
 
 Pairwise: each output's quality is the share of the content words of the criteria and the case input that it
 contains; the higher wins, equal is a tie.
@@ -68,6 +74,189 @@ _LONG_WORDS = 150
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
+
+
+_SUFFIXES = ("ings", "ing", "ers", "er", "ies", "ied", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so that word forms meet: thanks/thank, reviewer/review, refunded/refund, replies/reply."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.isdigit():
+            base = word[: -len(suffix)]
+            return base + "y" if suffix in ("ies", "ied") else base
+    return word
+
+
+def _stems(words: set[str]) -> set[str]:
+    return {_stem(w) for w in words}
+
+
+_NEGATION = re.compile(
+    r"^\s*(?:does not|doesn't|do not|don't|did not|must not|should not|shall not|is not|isn't|are not|aren't|"
+    r"never|no|not|without|avoids?|avoiding|refrains? from)\b\s*(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_LANGUAGE_CRITERION = re.compile(r"\blanguage\b|\bsame language\b", re.IGNORECASE)
+_LANGUAGE_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        [
+            "the",
+            "and",
+            "you",
+            "your",
+            "is",
+            "are",
+            "we",
+            "our",
+            "for",
+            "with",
+            "this",
+            "that",
+            "have",
+            "will",
+            "thank",
+            "please",
+        ]
+    ),
+    "de": frozenset(
+        [
+            "der",
+            "die",
+            "das",
+            "und",
+            "sie",
+            "ihr",
+            "ist",
+            "sind",
+            "wir",
+            "unser",
+            "für",
+            "mit",
+            "nicht",
+            "ich",
+            "danke",
+            "bitte",
+            "ihre",
+        ]
+    ),
+    "fr": frozenset(
+        [
+            "le",
+            "la",
+            "les",
+            "et",
+            "vous",
+            "votre",
+            "est",
+            "sont",
+            "nous",
+            "notre",
+            "pour",
+            "avec",
+            "pas",
+            "je",
+            "merci",
+            "les",
+            "une",
+            "des",
+        ]
+    ),
+    "es": frozenset(
+        [
+            "el",
+            "la",
+            "los",
+            "las",
+            "y",
+            "usted",
+            "su",
+            "es",
+            "son",
+            "nosotros",
+            "para",
+            "con",
+            "no",
+            "yo",
+            "gracias",
+            "una",
+            "por",
+        ]
+    ),
+    "pt": frozenset(
+        [
+            "o",
+            "a",
+            "os",
+            "as",
+            "e",
+            "você",
+            "seu",
+            "sua",
+            "é",
+            "são",
+            "nós",
+            "para",
+            "com",
+            "não",
+            "eu",
+            "obrigado",
+            "obrigada",
+            "uma",
+        ]
+    ),
+    "it": frozenset(
+        [
+            "il",
+            "lo",
+            "la",
+            "gli",
+            "le",
+            "e",
+            "lei",
+            "suo",
+            "sua",
+            "è",
+            "sono",
+            "noi",
+            "per",
+            "con",
+            "non",
+            "io",
+            "grazie",
+            "una",
+        ]
+    ),
+    "nl": frozenset(
+        [
+            "de",
+            "het",
+            "een",
+            "en",
+            "u",
+            "uw",
+            "is",
+            "zijn",
+            "wij",
+            "ons",
+            "voor",
+            "met",
+            "niet",
+            "ik",
+            "dank",
+            "bedankt",
+            "graag",
+        ]
+    ),
+}
+
+
+def language_of(text: str) -> str:
+    """The most likely language of a text by its common words (``en`` when nothing tells)."""
+    words = _words(text)
+    counts = {lang: sum(w in common for w in words) for lang, common in _LANGUAGE_WORDS.items()}
+    best = max(counts, key=lambda lang: (counts[lang], lang == "en"))
+    return best if counts[best] else "en"
 
 
 def content_words(text: str) -> set[str]:
@@ -181,8 +370,12 @@ class SimulatedJudge:
         ]
         candidate = _between(text, "candidate_output") or ""
         reference = _between(text, "reference")
+        case_input = _between(text, "case_input") or ""
         have = content_words(candidate)
-        ref_met = reference is not None and _share(content_words(reference), have) >= self.overlap
+        have_stems = _stems(have)
+        ref_met = (
+            reference is not None and _share(_stems(content_words(reference)), have_stems) >= self.overlap
+        )
         n_words = len(_words(candidate))
         verbose_p = self.verbosity_bias * min(1.0, n_words / _LONG_WORDS)
         # every draw is made whatever its outcome, so one bias does not shift another's draws
@@ -191,9 +384,18 @@ class SimulatedJudge:
         notes: list[str] = []
         for criterion in criteria:
             rule = next((r for r in self.rules if r.matches(candidate, criterion)), None)
-            wanted = content_words(criterion)
-            shared = sorted(wanted & have)
-            met = rule.met if rule is not None else (ref_met or _share(wanted, have) >= self.overlap)
+            negated = _NEGATION.match(criterion)
+            wanted = content_words(negated.group("rest") if negated else criterion)
+            shared = sorted(w for w in have if _stem(w) in _stems(wanted))
+            present = _share(_stems(wanted), have_stems) >= self.overlap
+            if rule is not None:
+                met = rule.met
+            elif _LANGUAGE_CRITERION.search(criterion) and case_input:
+                met = language_of(candidate) == language_of(case_input)
+            elif negated:
+                met = not present  # what the criterion rules out is not there
+            else:
+                met = ref_met or present
             if rng.random() < verbose_p and not met:
                 met = True
                 notes.append(f"verbosity bias met {criterion!r}")
