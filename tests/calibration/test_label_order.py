@@ -35,5 +35,12 @@ def test_judged_outputs_first_passes_and_fails_taking_turns(tmp_path: Path) -> N
     plain = [it.case_id for it in label_items(frame, suite)]
     assert plain == ["c0", "c1", "c2", "c3", "c4", "c5"]  # case order, as before
     first = [it.case_id for it in label_items(frame, suite, judged_first=True)]
-    assert first == ["c5", "c2", "c3", "c4", "c0", "c1"]  # a pass, a fail, then the other fails, then unjudged
+    assert first == [
+        "c5",
+        "c2",
+        "c3",
+        "c4",
+        "c0",
+        "c1",
+    ]  # a pass, a fail, then the other fails, then unjudged
     assert [it.judge_passed for it in label_items(frame, suite, judged_first=True)][:2] == [True, False]
