@@ -61,6 +61,14 @@ def noise_floor_chart(
     data = floor.filter(pl.col("sd_repeat_rates").is_not_null()).with_columns(
         pl.col("sd_repeat_rates").fill_nan(None), pl.col("sd_expected").fill_nan(None)
     )
+    if data.is_empty():  # one repeat: there is nothing to measure, and a blank chart would not say so
+        note = "one repeat per case: no noise floor to measure (run with repeats of 2 or more)"
+        text = (
+            alt.Chart(pl.DataFrame({"note": [note]}))
+            .mark_text(align="left", x=0, color="#555")
+            .encode(text="note:N")
+        )
+        return cast(alt.LayerChart, alt.layer(text).properties(title=title, width=WIDTH, height=30))
     groups = data.get_column(by).unique().to_list()
     order = [OVERALL, *sorted(g for g in groups if g != OVERALL)] if OVERALL in groups else sorted(groups)
     base = alt.Chart(data).encode(
@@ -171,7 +179,9 @@ def history_chart(
     data = history.filter(pl.col("rate").is_not_null()).select(
         "started_at", "run_id", "rate", "ci_low", "ci_high", "version_change", *extra
     )
-    x = alt.X("started_at:T", scale=alt.Scale(padding=16), title="run started (UTC)")
+    # a whole date and time on each label: left to itself, vega labels runs minutes apart ".980" and ":41"
+    axis = alt.Axis(format="%Y-%m-%d %H:%M", labelAngle=-30, labelOverlap=True)
+    x = alt.X("started_at:T", scale=alt.Scale(padding=16), axis=axis, title="run started (UTC)")
     y_scale = alt.Scale(domain=[0, 1])
     # one line per system: a line from one system's run to another's would read as a change over time
     color = alt.Color("system:N", title="system") if "system" in extra else alt.value(BAND)

@@ -15,6 +15,9 @@ import polars as pl
 from evalkit._report import NOISE, ROW_STEP, WIDTH, WORSE
 from evalkit.probes import ROWS_SCHEMA
 
+BELOW = "#d35400"
+"""The colour of an effect found below 0 (WORSE's is above 0)."""
+
 
 def effect_chart(
     rows: pl.DataFrame,
@@ -63,7 +66,8 @@ def effect_chart(
     order = list(dict.fromkeys(data.get_column("label").to_list()))
     # a rate cannot fall below 0, so its legend has no "below 0"; a pull either way is a bias found
     findings = ["below 0", "interval covers 0", "above 0"] if signed else ["interval covers 0", "above 0"]
-    colours = [WORSE, NOISE, WORSE] if signed else [NOISE, WORSE]
+    # a pull either way is a bias found; the two ways have colours of their own, or the legend shows two alike
+    colours = [BELOW, NOISE, WORSE] if signed else [NOISE, WORSE]
     # legends below the plot: long y labels (data set names) leave no room beside it
     legend = alt.Legend(orient="bottom", direction="horizontal")
     color = alt.Color("finding:N", scale=alt.Scale(domain=findings, range=colours), title=None, legend=legend)

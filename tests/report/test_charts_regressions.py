@@ -155,3 +155,29 @@ def test_history_chart_from_ek_history(tmp_path: Path) -> None:
     h = ek.history(tmp_path, suite=suite.name)
     assert h.height == 2 and h.get_column("version_change").null_count() == 2
     assert "Pass rate over time" in to_svg(history_chart(h))
+
+
+def test_at_one_repeat_the_noise_floor_chart_says_why_it_is_empty() -> None:
+    from evalkit._report import to_svg
+    from evalkit.charts import noise_floor_chart
+
+    empty = pl.DataFrame(
+        {"slice": ["all"], "run_id": ["r1"], "sd_repeat_rates": [None], "sd_expected": [None],
+         "mean_flip_rate": [None], "flaky_cases": [0]},
+        schema_overrides={"sd_repeat_rates": pl.Float64, "sd_expected": pl.Float64, "mean_flip_rate": pl.Float64},
+    )  # fmt: skip
+    assert "no noise floor to measure" in to_svg(noise_floor_chart(empty))
+
+
+def test_the_effect_chart_gives_each_way_of_a_bias_its_own_colour() -> None:
+    from evalkit.charts import effect_chart
+
+    rows = pl.DataFrame(
+        {"label": ["a", "b", "c"], "group": ["g"] * 3, "n": [50] * 3, "effect": [-0.3, 0.0, 0.3],
+         "ci_low": [-0.4, -0.1, 0.2], "ci_high": [-0.2, 0.1, 0.4]}
+    )  # fmt: skip
+    spec = effect_chart(rows, title="t", axis_title="x").to_dict()
+    scale = next(
+        layer["encoding"]["color"]["scale"] for layer in spec["layer"] if "color" in layer.get("encoding", {})
+    )
+    assert len(set(scale["range"])) == len(scale["domain"]) == 3
