@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     )
     from evalkit._report._format import ci_pts, is_nan, money, pct, plural, pts, pval, secs
     from evalkit._report._html import case_inputs, render_html
-    from evalkit._report._summary import format_summary
+    from evalkit._report._summary import asked_and_got, format_summary
     from evalkit._report._text import comparison_lines, format_report, left_out, warning_lines
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -33,7 +33,7 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _asked_and_got(asked: str | None, got: tuple[str, ...]) -> str:
+def asked_and_got(asked: str | None, got: tuple[str, ...]) -> str:
     """`asked`, with the versions the API answered with where they differ from it (a simulated server's too)."""
     other = [v for v in got if v and v != asked]
     return f"{asked} -> {', '.join(other)}" if asked and other else (asked or ", ".join(other))
@@ -41,7 +41,7 @@ def _asked_and_got(asked: str | None, got: tuple[str, ...]) -> str:
 
 def _head(manifest: Manifest, rows: pl.DataFrame) -> str:
     info = run_info(manifest, rows)
-    model = _asked_and_got(info.system_model, info.system_model_versions)
+    model = asked_and_got(info.system_model, info.system_model_versions)
     judged = (
         info.judge_model
         and "judge_model" in rows.columns
@@ -49,7 +49,7 @@ def _head(manifest: Manifest, rows: pl.DataFrame) -> str:
     )
     return (
         f"{manifest.suite} · system {info.system_name or '?'}{f' ({model})' if model else ''}"
-        + (f" · judge {_asked_and_got(info.judge_model, info.judge_model_versions)}" if judged else "")
+        + (f" · judge {asked_and_got(info.judge_model, info.judge_model_versions)}" if judged else "")
         + f" · suite version {manifest.suite_version}"
         + (
             f" · shard {manifest.shard[0]}/{manifest.shard[1]}: {manifest.cases} of the suite's cases (merge the shards to gate)"

@@ -45,8 +45,13 @@ def summary_card(run: Run) -> str:
         extra.append(f"{h['not_scored']} not scored")
     cost = "unknown" if h["cost"] is None else f"${h['cost']:.4f}"
     p95 = "–" if h["p95"] is None else f"{h['p95']:.2f} s"
-    judge = (m.judge or {}).get("model")
-    model = m.system.get("model")
+    from evalkit._baseline import run_info
+    from evalkit._report import asked_and_got
+
+    info = run_info(m, run.checks())
+    # what was asked for and, where it differs, what answered (a simulated server's model too), as the CLI says
+    model = asked_and_got(m.system.get("model"), info.system_model_versions)
+    judge = asked_and_got((m.judge or {}).get("model"), info.judge_model_versions) if m.judge else ""
     body = (
         f"<div><code>{_e(m.run_id)}</code> · {_e(m.status)}</div>"
         f"<div>suite <b>{_e(m.suite)}</b> version <code>{_e(m.suite_version)}</code> · system "

@@ -36,3 +36,12 @@ def test_validate_lists_problems_line_by_line(tmp_path: Path, capsys: pytest.Cap
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith(str(bad))]
     # the unknown user check on line 1 is found by a check across cases, after line 2's: it is listed first
     assert [line.split(":")[1] for line in lines] == ["1", "2", "2"]
+
+
+def test_the_run_card_says_which_model_answered(tmp_path: Path) -> None:
+    from evalkit.testing import simulated_api
+
+    with simulated_api():
+        run = ek.run(ROOT / "goldens" / "refund-policy-qa", "baseline", judge="on", cache="off",
+                     runs_dir=tmp_path, progress=False)  # fmt: skip
+    assert "judge claude-opus-4-6 -&gt; simulated-judge" in run._repr_html_()  # as the CLI's summary says
