@@ -7,7 +7,7 @@ what :mod:`evalkit.stats` computes (``noise_floor``, ``minimum_detectable_effect
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import altair as alt
 import polars as pl
@@ -194,8 +194,22 @@ def history_chart(
         y=alt.Y("ci_low:Q", scale=y_scale), y2="ci_high:Q"
     )
     line = base.mark_line().encode(y=alt.Y("rate:Q", scale=y_scale))
+    # runs with and without a judge score different checks: where both are drawn, their points say which
+    judged = data.get_column("judge_model_version").is_not_null() if "judge_model_version" in extra else None
+    shape: Any = alt.Undefined
+    if judged is not None and judged.any() and not judged.all():
+        data = data.with_columns(
+            pl.when(judged).then(pl.lit("judge on")).otherwise(pl.lit("judge off")).alias("judge")
+        )
+        base = alt.Chart(data).encode(x=x, color=color)
+        shape = alt.Shape(
+            "judge:N",
+            title=None,
+            scale=alt.Scale(domain=["judge on", "judge off"], range=["circle", "cross"]),
+        )
     points = base.mark_point(filled=True, size=50).encode(
         y=alt.Y("rate:Q", scale=y_scale),
+        shape=shape,
         tooltip=[
             alt.Tooltip("run_id:N", title="run"),
             alt.Tooltip("started_at:T", format="%Y-%m-%d %H:%M", title="started"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -181,3 +182,18 @@ def test_the_effect_chart_gives_each_way_of_a_bias_its_own_colour() -> None:
         layer["encoding"]["color"]["scale"] for layer in spec["layer"] if "color" in layer.get("encoding", {})
     )
     assert len(set(scale["range"])) == len(scale["domain"]) == 3
+
+
+def test_the_history_chart_marks_runs_without_a_judge_apart() -> None:
+    from evalkit.charts import history_chart
+
+    history = pl.DataFrame(
+        {"started_at": ["2026-12-01T10:00:00", "2026-12-02T10:00:00"], "run_id": ["a", "b"], "rate": [0.0, 0.6],
+         "ci_low": [0.0, 0.4], "ci_high": [0.5, 0.8], "version_change": [None, None], "system": ["s", "s"],
+         "judge_model_version": [None, "claude-opus-4-6"]},
+        schema_overrides={"version_change": pl.String},
+    ).with_columns(pl.col("started_at").str.to_datetime())  # fmt: skip
+    spec = history_chart(history).to_dict()
+    shapes = [layer["encoding"]["shape"] for layer in spec["layer"] if "shape" in layer.get("encoding", {})]
+    assert shapes and shapes[0]["scale"]["domain"] == ["judge on", "judge off"]
+    assert "shape" not in json.dumps(history_chart(history.head(1)).to_dict()["layer"][3]["encoding"])
