@@ -67,8 +67,11 @@ def test_labeller_keys_record_labels_and_leave_the_notebook_alone(page: Any, wor
     open_notebook(page, workspace, "notebooks/03_calibrate_judge.ipynb")
     run_all(page)
     assert error_outputs(page) == []
-    labels = workspace.root / "runs" / "notebooks" / "labels-me.jsonl"
+    labels = workspace.root / "runs" / "notebooks" / "labels-refund-policy-qa-me.jsonl"
     before = labels.read_text().splitlines() if labels.exists() else []
+    assert (
+        before == []
+    )  # running the notebook wrote no label in the rater's name (it used to write two a run)
     cells = cell_count(page)
     types_before = _cell_types(page)
     widget = page.locator(".ek-labeller").first
