@@ -67,7 +67,7 @@ def test_labeller_keys_record_labels_and_leave_the_notebook_alone(page: Any, wor
     open_notebook(page, workspace, "notebooks/03_calibrate_judge.ipynb")
     run_all(page)
     assert error_outputs(page) == []
-    labels = workspace.root / "runs" / "notebooks" / "labels-refund-policy-qa-me.jsonl"
+    labels = workspace.root / "runs" / "notebooks" / "labels-reply-drafter-me.jsonl"
     before = labels.read_text().splitlines() if labels.exists() else []
     assert (
         before == []
@@ -97,3 +97,25 @@ def _cell_types(page: Any) -> list[str]:
             " return [...Array(c.length).keys()].map(i => c.get(i).type); })()"
         )
     )
+
+
+def test_ten_labels_with_the_keyboard_show_a_kappa_offline(page: Any, workspace: Lab) -> None:
+    """The tour's promise: label ten judged outputs in 03 (the simulated judge's, offline) and see kappa."""
+    open_notebook(page, workspace, "notebooks/03_calibrate_judge.ipynb")
+    run_all(page)
+    assert error_outputs(page) == []
+    widget = page.locator(".ek-labeller").first
+    widget.scroll_into_view_if_needed()
+    widget.locator(".ek-head").click()
+    # judged outputs come first, the judge's pass before its fails: agree with the judge on each of ten
+    for _ in range(10):
+        verdict = widget.locator(".ek-judge").inner_text()
+        page.keyboard.press("p" if "judge: pass" in verdict else "f")
+        page.wait_for_timeout(250)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.ek-labeller')].some(w => /kappa [0-9.-]+ on 1\\d/.test(w.innerText))",
+        timeout=30_000,
+    )
+    text = widget.inner_text()
+    assert "judge vs you: kappa" in text and "undefined" not in text.split("judge vs you")[1].splitlines()[0]
+    screenshot(page, "03_kappa_after_ten")

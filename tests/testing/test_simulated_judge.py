@@ -249,3 +249,14 @@ def test_the_judge_stays_deterministic_on_the_new_rules() -> None:
         "Thank you for your review; we will not promise a refund.", ["Does not promise a refund"]
     )
     assert SimulatedJudge().answer(body) == SimulatedJudge().answer(body)
+
+
+def test_grounded_and_answering_criteria_are_read_against_the_input() -> None:
+    ticket = {"question": "How long is the return window for the kettle?",
+              "policy": "You can return most items within 30 days of delivery."}  # fmt: skip
+    grounded = "States the policy correctly (per the policy given in the input)"
+    assert _met(grounded, "You can return it within 30 days of delivery.", ticket)
+    assert not _met(grounded, "Returns are accepted for a full year, no questions.", ticket)
+    asked = "Answers the question the customer asked"
+    assert _met(asked, "The return window for the kettle is 30 days.", ticket)
+    assert not _met(asked, "Thanks for shopping with us!", ticket)

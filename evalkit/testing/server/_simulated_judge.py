@@ -12,8 +12,10 @@ is given and at least ``overlap`` of the reference's content words do. A negated
 refund", "Never ...", "Without ...", "Avoids ...") is met when what follows the negation is *not* there. A
 criterion about language ("... in the customer's language", "same language as ...") is met when the candidate's
 most likely language (by common words of English, German, French, Spanish, Portuguese, Italian and Dutch) is the
-case input's. A judge rule (a substring or regex of the candidate, optionally of the criterion) overrides all
-that. It cannot tell meaning: a paraphrase with other words fails, a negation inside the candidate ("we will not
+case input's. A criterion asking for grounding ("supported by the cited chunks", "per the policy given in the
+input") is met when at least ``overlap`` of the candidate's content words are in the case input; "Answers the
+question ..." when at least half of ``overlap`` of the input question's content words are in the candidate. A
+judge rule (a substring or regex of the candidate, optionally of the criterion) overrides all that. It cannot tell meaning: a paraphrase with other words fails, a negation inside the candidate ("we will not
 refund") still counts its words as present, and tone, politeness or correctness are not judged.
 
 Pairwise: each output's quality is the share of the content words of the criteria and the case input that it
@@ -96,6 +98,12 @@ _NEGATION = re.compile(
     r"^\s*(?:does not|doesn't|do not|don't|did not|must not|should not|shall not|is not|isn't|are not|aren't|"
     r"never|no|not|without|avoids?|avoiding|refrains? from)\b\s*(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
+)
+_ANSWERS_QUESTION = re.compile(r"\banswers? (?:the|their|a) question\b", re.IGNORECASE)
+_GROUNDED = re.compile(
+    r"\bsupported by\b|\bper the (?:policy|input|source)\b|\bgiven in the input\b|\bcited\b|"
+    r"\baccording to the (?:input|policy|source|chunks?)\b",
+    re.IGNORECASE,
 )
 _LANGUAGE_CRITERION = re.compile(r"\blanguage\b|\bsame language\b", re.IGNORECASE)
 _LANGUAGE_WORDS: dict[str, frozenset[str]] = {
@@ -392,6 +400,13 @@ class SimulatedJudge:
                 met = rule.met
             elif _LANGUAGE_CRITERION.search(criterion) and case_input:
                 met = language_of(candidate) == language_of(case_input)
+            elif _ANSWERS_QUESTION.search(criterion) and case_input:
+                # the question's own words come back in an answer to it
+                asked = _between(case_input, "question") or case_input
+                met = _share(_stems(content_words(asked)), have_stems) >= self.overlap / 2
+            elif _GROUNDED.search(criterion) and case_input:
+                # grounded: what the candidate says is, word for word, mostly in the input it was given
+                met = _share(have_stems, _stems(content_words(case_input))) >= self.overlap
             elif negated:
                 met = not present  # what the criterion rules out is not there
             else:
