@@ -80,9 +80,17 @@ def slice_chart(rates: pl.DataFrame) -> alt.LayerChart:
 
     chart = slice_pass_rate_chart(rates, title="Pass rate by slice, 95% interval — click a slice")
     pick = alt.selection_point(name=SELECTION, fields=["slice"], on="click", clear="dblclick")
-    layers = list(chart.layer)
-    # both the interval bars and the points take the click: either alone is a small target
-    layers = [layer.add_params(pick) for layer in layers]
+    # the picked slice stands out, the others fade (all at full strength while none is picked)
+    faded = alt.condition(pick, alt.value(1.0), alt.value(0.25))
+    layers = [layer.encode(opacity=faded) for layer in chart.layer]
+    # a click anywhere along a slice's row picks it, not only on its small marks: a band under each row
+    order = sorted(set(rates.filter(rates["rate"].is_not_null()).get_column("slice").to_list()))
+    rows = (
+        alt.Chart(chart.data)
+        .mark_bar(opacity=0.001, color="#000")
+        .encode(y=alt.Y("slice:N", sort=order, title=None), x=alt.value(0), x2=alt.value(NOTEBOOK_WIDTH))
+    )
+    layers = [rows.add_params(pick), *layers]
     # a notebook's output area is narrower than the report's page
     layered = alt.layer(*layers, data=chart.data).properties(title=chart.title, width=NOTEBOOK_WIDTH)
     return cast("alt.LayerChart", layered)
