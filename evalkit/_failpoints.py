@@ -8,7 +8,8 @@ comparison with None.
 The points: ``run:started`` (run directory and manifest made, no case run), ``case:journalled`` (a case's line
 written to the journal), ``cache:written`` (a response's cache entry written, before it is renamed into place),
 ``finish:started`` (every case journalled, before the journal is compacted), ``finish:parquet`` (results.parquet
-written, the manifest not yet complete).
+written, the manifest not yet complete), ``publish:file`` (a file of a run published to a store, its manifest
+not yet).
 """
 
 from __future__ import annotations

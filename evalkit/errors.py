@@ -26,6 +26,8 @@ The tree::
     |       +-- EditedCacheEntry         ... because its response changed after it was recorded
     +-- CallError                        an API call failed after its retries; .kind says why
     +-- SpendingStopped                  a run stopped for money (its max_cost, or the account's spend limit)
+    +-- StorageError                     an s3:// store cannot be used (unreachable, no credentials, no bucket,
+                                         a refused write, another writer's run): nothing was half-published
     |
     |   grading problems: each is recorded as its check's error during a run
     +-- CheckError                       a check could not give a verdict; its message is the check's error
@@ -75,6 +77,7 @@ __all__ = [
     "RemoteSchemaRefused",
     "RulesFileError",
     "SpendingStopped",
+    "StorageError",
     "SuiteValidationError",
     "SystemLoadError",
     "TranscriptError",
@@ -152,6 +155,12 @@ class SystemLoadError(EvalkitError):
 
 class CacheError(EvalkitError):
     """The cache cannot do what was asked (an unwritable directory, a replay miss, a corrupt replay entry)."""
+
+
+class StorageError(EvalkitError):
+    """An object store (``s3://bucket/prefix``) cannot do what was asked; the message names the URL, what the store
+    said and what to do. Nothing is half-published: a run's manifest, written last, is never replaced by a
+    failed publish."""
 
 
 class CacheMiss(CacheError):

@@ -13,7 +13,9 @@ _REQ = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(.*)$")
 def _parse(spec: str) -> tuple[str, str]:
     match = _REQ.match(spec)
     assert match, spec
-    return match.group(1).lower().replace("_", "-"), match.group(2).replace(" ", "")
+    # an extra (moto[server]) has no conda spelling: conda-forge's package brings what the extra adds
+    rest = re.sub(r"^\[[^\]]*\]", "", match.group(2).replace(" ", ""))
+    return match.group(1).lower().replace("_", "-"), rest
 
 
 def pyproject_packages() -> dict[str, str]:

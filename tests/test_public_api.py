@@ -145,6 +145,7 @@ PUBLIC: dict[str, list[str]] = {
         "RemoteSchemaRefused",
         "RulesFileError",
         "SpendingStopped",
+        "StorageError",
         "SuiteValidationError",
         "SystemLoadError",
         "TranscriptError",

@@ -177,7 +177,7 @@ def repeat_verdicts(verdicts: pl.DataFrame) -> dict[str, list[CaseStatus]]:
 
 def default_baseline_path(manifest: Manifest) -> Path:
     """baseline.json in the suite's folder (or ``<name>.baseline.json`` beside a bare .jsonl suite)."""
-    suite_path = Path(manifest.suite_path)
+    suite_path = Path(manifest.suite_location())
     if suite_path.is_dir():
         return suite_path / BASELINE_NAME
     if suite_path.is_file():

@@ -33,9 +33,11 @@ from evalkit._cache._keys import (
 )
 from evalkit._cache._layout import CACHE_DIR_ENV, _os_error, default_cache_dir
 from evalkit._cache._origin import DEFAULT_BASE_URL, api_origin
+from evalkit._cache._remote import RemoteEntries
 from evalkit._cache._stats import CacheStats, _Counters
 from evalkit._cache._write import write_entry
 from evalkit._fs import atomic_write_bytes
+from evalkit._store import is_url, parse_url
 from evalkit.errors import (
     CacheError,
     CacheMiss,
@@ -90,9 +92,15 @@ class ResponseCache:
         except ValueError:
             valid = ", ".join(m.value for m in CacheMode)
             raise ValueError(f"unknown cache mode {mode!r}; expected one of: {valid}") from None
-        self._directory = (
-            Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
-        )
+        self._remote: RemoteEntries | None = None
+        if directory is not None and is_url(directory):
+            where = parse_url(directory)
+            self._remote = RemoteEntries(where)  # read through the local folder that mirrors it
+            self._directory = where.local
+        else:
+            self._directory = (
+                Path(directory).expanduser().absolute() if directory is not None else default_cache_dir()
+            )
         self._counters = _Counters()
         self._note_lock = threading.Lock()
         self._noted_unverified = False
@@ -131,6 +139,16 @@ class ResponseCache:
         return self._directory
 
     @property
+    def location(self) -> str:
+        """Where the cache is kept: its store URL (``s3://...``), or its folder."""
+        return self._remote.where.url if self._remote is not None else str(self._directory)
+
+    @property
+    def remote(self) -> RemoteEntries | None:
+        """The store behind the local layer, for a cache at an ``s3://`` URL."""
+        return self._remote
+
+    @property
     def mode(self) -> CacheMode:
         return self._mode
 
@@ -140,7 +158,7 @@ class ResponseCache:
         return self._counters.snapshot()
 
     def __repr__(self) -> str:
-        return f"ResponseCache({str(self._directory)!r}, mode={self._mode.value!r})"
+        return f"ResponseCache({self.location!r}, mode={self._mode.value!r})"
 
     def path_for(self, key: str) -> Path:
         """Where the entry for ``key`` lives: ``<directory>/<key[:2]>/<key>.json``."""
@@ -169,8 +187,18 @@ class ResponseCache:
         if self._mode is CacheMode.REFRESH:
             self._counters.miss()
             return None
+        fetched: tuple[bytes, str | None] | None = None
         try:
-            entry = _read_entry(path, key)
+            try:
+                entry = _read_entry(path, key)
+            except FileNotFoundError:
+                if self._remote is None:
+                    raise
+                fetched = self._remote.fetch(key)
+                if fetched is None:
+                    raise
+                write_entry(path, fetched[0])  # checked below as any entry is: the digest goes with it
+                entry = _read_entry(path, key)
         except FileNotFoundError:
             self._counters.miss()
             if self._mode is CacheMode.REPLAY:
@@ -178,6 +206,8 @@ class ResponseCache:
             return None
         except _Corrupt as exc:
             self._counters.miss(corrupt=True)
+            if fetched is not None and self._remote is not None:
+                self._remote.mark_bad(key, fetched[1])
             edited = isinstance(exc, _Edited)
             if self._mode is CacheMode.REPLAY:
                 raise (EditedCacheEntry if edited else CorruptCacheEntry)(path, exc.reason) from None
@@ -272,6 +302,8 @@ class ResponseCache:
             write_entry(path, payload)
         except OSError as exc:
             raise self._not_writable(exc) from exc
+        if self._remote is not None:
+            self._remote.store(key, payload, replace=self._mode is CacheMode.REFRESH)
         self._counters.write()
 
     def check_writable(self) -> None:
@@ -282,6 +314,8 @@ class ResponseCache:
         """
         if self._mode in (CacheMode.OFF, CacheMode.REPLAY):
             return
+        if self._remote is not None:
+            self._remote.check_writable()
         probe = self._directory / f"write-probe-{uuid.uuid4().hex[:12]}"
         try:
             atomic_write_bytes(probe, b"probe\n", durable=False)  # removed at once: nothing to sync
@@ -300,6 +334,9 @@ class ResponseCache:
         still fails lookup by lookup (:class:`CacheMiss`).
         """
         if self._mode is not CacheMode.REPLAY:
+            return
+        if self._remote is not None:
+            self._remote.check_readable()  # the local layer may be empty: the store is the cache
             return
         directory = self._directory
         fix = (

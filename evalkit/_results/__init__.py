@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._lazy import attach
 from evalkit._results._error_kinds import ERROR_KINDS, ErrorKind, error_kind
-from evalkit._results._manifest import RESULTS_SCHEMA_VERSION, Manifest, git_commit
+from evalkit._results._manifest import RESULTS_SCHEMA_VERSION, Manifest, git_commit, relative_to_cwd
 from evalkit._results._schema import (
     CASE_STATUSES,
     CHECK_STATUSES,
@@ -27,6 +27,6 @@ if TYPE_CHECKING:
     from evalkit._results._journal import Journal
     from evalkit._results._prompt_cache_use import PromptCacheUse, prompt_cache_use
     from evalkit._results._run_folder import RunFolder, RunLike, load_run_like
-    from evalkit._results._rundir import RunDir, read_run
+    from evalkit._results._rundir import RunDir, local_run_dir, read_run
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

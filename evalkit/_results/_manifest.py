@@ -72,6 +72,9 @@ class Manifest(BaseModel):
     suite: str
     suite_version: str
     suite_path: str
+    suite_relpath: str | None = None
+    """The suite's path relative to the folder the run started in (None outside it): found again there on another
+    machine (a CI job, a colleague's checkout), where `suite_path` does not exist."""
     cases: int
     repeats: int = 1
     system: dict[str, Any]
@@ -97,3 +100,18 @@ class Manifest(BaseModel):
     """The run ids of the shard runs ``evalkit merge`` joined into this run."""
     prompt_cache: str | None = None
     """Whether its requests asked for prompt caching: on, off, 5m or 1h (None: before the option existed)."""
+
+    def suite_location(self) -> str:
+        """Where the suite is on this machine: `suite_path`, or `suite_relpath` under the current folder when only
+        that exists (a run made on another machine)."""
+        if self.suite_relpath and not Path(self.suite_path).exists() and Path(self.suite_relpath).exists():
+            return self.suite_relpath
+        return self.suite_path
+
+
+def relative_to_cwd(path: Path) -> str | None:
+    """`path` relative to the current folder, when it is under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return None

@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from evalkit._store import is_url, parse_url, pull_run
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
@@ -39,6 +40,12 @@ class RunFolder:
     """A run directory, read the first time something is asked of it (the front door's `Run` is one)."""
 
     def __init__(self, path: str | Path, *, suite: Suite | None = None) -> None:
+        self.url: str | None = None
+        """The store URL the run was read from (``s3://...``); None for a local folder."""
+        if is_url(path):
+            where = parse_url(path)
+            self.url = where.url
+            path = pull_run(where)  # a local copy, brought up to date: everything below reads files
         self.path = Path(path)
         if not (self.path / "manifest.json").is_file():
             raise EvalkitError(
@@ -46,6 +53,11 @@ class RunFolder:
                 "`evalkit run` or `ek.run` wrote"
             )
         self._suite = suite
+
+    @property
+    def location(self) -> str:
+        """Where the run is kept: its store URL, or its folder."""
+        return self.url or str(self.path)
 
     @cached_property
     def _loaded(self) -> tuple[Manifest, pl.DataFrame]:
@@ -64,7 +76,7 @@ class RunFolder:
         if self._suite is None:
             from evalkit.suite import load_suite
 
-            self._suite = load_suite(self.manifest.suite_path)
+            self._suite = load_suite(self.manifest.suite_location())
         return self._suite
 
     def checks(self) -> pl.DataFrame:

@@ -210,19 +210,26 @@ def _in_background(work: Callable[[], None]) -> Iterator[None]:
         raise failed[0]
 
 
+def local_run_dir(where: str | Path) -> Path:
+    """The folder of a run given as a folder or a store URL (``s3://...``: its local copy, brought up to date)."""
+    from evalkit._store import is_url, parse_url, pull_run
+
+    return pull_run(parse_url(where)) if is_url(where) else Path(where)
+
+
 def read_run(path: str | Path) -> tuple[Manifest, pl.DataFrame]:
     """A finished run's manifest and check-level rows (from parquet, or the journal if parquet is missing).
 
     Parameters
     ----------
     path:
-        The run directory (``runs/<run-id>/``).
+        The run directory (``runs/<run-id>/``), or its store URL.
 
     Returns
     -------
     The manifest and the check-level frame, whose columns are ``CHECK_ROW_SCHEMA``'s.
     """
-    run = RunDir(Path(path))
+    run = RunDir(local_run_dir(path))
     manifest = run.read_manifest()
     if run.parquet_path.exists():
         return manifest, _conformed(pl.read_parquet(run.parquet_path), run.parquet_path)

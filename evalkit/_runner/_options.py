@@ -15,9 +15,12 @@ class RunOptions:
     repeats: int = 1
     concurrency: int = 8
     cache_mode: str = "readwrite"
-    cache_dir: Path | None = None
+    cache_dir: Path | str | None = None
+    """A folder, or an ``s3://`` URL (a store read through a local layer)."""
     out_root: Path = Path("runs")
     run_dir: Path | None = None
+    run_id: str | None = None
+    """The new run's id (default: made from the time and the suite's name)."""
     judge: JudgeMode = "auto"
     progress: bool = True
     batch: bool = False

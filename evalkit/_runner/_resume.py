@@ -57,10 +57,11 @@ def resume_conflicts(
     One sentence per conflict, empty when the resume asks nothing the run was not.
     """
     conflicts = []
-    if suite_paths and [p.resolve() for p in suite_paths] != [Path(manifest.suite_path).resolve()]:
-        conflicts.append(f"the run is of the suite at {manifest.suite_path}")
+    located = manifest.suite_location()
+    if suite_paths and [p.resolve() for p in suite_paths] != [Path(located).resolve()]:
+        conflicts.append(f"the run is of the suite at {located}")
     name = manifest.system.get("name")
-    suite_path = Path(manifest.suite_path)
+    suite_path = Path(located)
     suite_dir = suite_path if suite_path.suffix != ".jsonl" else suite_path.parent
     if system is not None and not same_system(system, str(name), suite_dir):
         conflicts.append(f"the run's system is {name}, not {system}")

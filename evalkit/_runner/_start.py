@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from evalkit._results import Manifest, RunDir, git_commit
+from evalkit._results import Manifest, RunDir, git_commit, relative_to_cwd
 from evalkit._runner._context import RunContext
 from evalkit._runner._resume_check import check_resumable
 from evalkit.errors import EvalkitError
@@ -51,7 +51,7 @@ def start_run(ctx: RunContext, resume: Path | None) -> Start:
         manifest.status = "running"
         manifest.ended_at = None
         return Start(run, manifest, done, before)
-    run_id = new_run_id(ctx.suite.name)
+    run_id = ctx.options.run_id or new_run_id(ctx.suite.name)
     path = ctx.options.run_dir or (ctx.options.out_root / run_id)
     if path.exists() and not path.is_dir():
         raise EvalkitError(f"{path} is a file, not a directory; choose another --out")
@@ -62,11 +62,12 @@ def start_run(ctx: RunContext, resume: Path | None) -> Start:
         suite=ctx.suite.name,
         suite_version=ctx.suite.version,
         suite_path=str((ctx.suite.root or ctx.suite.cases_file).resolve()),
+        suite_relpath=relative_to_cwd(ctx.suite.root or ctx.suite.cases_file),
         cases=len(ctx.suite.cases),
         repeats=ctx.options.repeats,
         system=ctx.system.describe(),
         judge=ctx.judge_config,
-        cache={"mode": ctx.cache.mode.value, "directory": str(ctx.cache.directory.resolve())},
+        cache={"mode": ctx.cache.mode.value, "directory": ctx.cache.location},
         concurrency=ctx.options.concurrency,
         batch=ctx.options.batch,
         git_commit=git_commit(),

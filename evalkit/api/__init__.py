@@ -25,5 +25,6 @@ if INTERNAL:
     from evalkit.api._changes import setup_changes
     from evalkit.api._execute import as_run_system, prepare, suite_judge
     from evalkit.api._reference import committed_baseline
+    from evalkit.api._stored import republish
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -17,10 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from evalkit.api._stored import folder_or_url, published
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
     from evalkit._runner import Estimate, RunOptions
+    from evalkit._store import Location
     from evalkit._systems import RunnableSystem, System
     from evalkit.api._run import Run
     from evalkit.graders import Judge
@@ -125,12 +127,20 @@ def _execute(suite: Suite, system: RunnableSystem, options: RunOptions, resume: 
 
     if options.processes is None and "ipykernel" in sys.modules:
         options.processes = 1  # forking a Jupyter kernel is not safe
+    if _uses_store(options):
+        options.processes = 1  # the store client's I/O threads do not survive a fork
     prefetch = _Prefetch()
     try:
         outcome = Runner(suite, system, options).run(resume=resume, on_result=prefetch)
     finally:
         prefetch.join()
     return Run(outcome.run_dir, suite=suite)
+
+
+def _uses_store(options: RunOptions) -> bool:
+    from evalkit._store import is_url, started_here
+
+    return started_here() or (options.cache_dir is not None and is_url(options.cache_dir))
 
 
 def run(
@@ -191,13 +201,15 @@ def run(
     chosen = as_run_system(system, loaded)
     if shard is not None:
         loaded = _shard_of(loaded, shard)
+    where, run_id = _store_target(loaded, out, runs_dir)
     options = RunOptions(
         repeats=repeats,
         concurrency=concurrency,
         cache_mode=cache,
-        cache_dir=Path(cache_dir) if cache_dir is not None else None,
-        out_root=Path(runs_dir),
-        run_dir=Path(out) if out is not None else None,
+        cache_dir=folder_or_url(cache_dir),
+        out_root=Path(runs_dir) if where is None else where.local.parent,
+        run_dir=(Path(out) if out is not None else None) if where is None else where.local,
+        run_id=run_id,
         judge=judge,
         progress=progress,
         batch=batch,
@@ -207,7 +219,32 @@ def run(
         max_cost=max_cost,
         shard=shard,
     )
+    if where is not None:
+        target = where
+        return published(lambda: _execute(loaded, chosen, options), target.local, target)
     return _execute(loaded, chosen, options)
+
+
+def _store_target(
+    suite: Suite, out: str | Path | None, runs_dir: str | Path
+) -> tuple[Location | None, str | None]:
+    """Where a run goes on a store (None: a local folder) and the id it is given there; checked before any call
+    is paid for."""
+    from evalkit._runner import new_run_id
+    from evalkit._store import check_can_publish, is_url, parse_url
+
+    run_id = None
+    if out is not None:
+        if not is_url(out):
+            return None, None
+        where = parse_url(out)
+    elif is_url(runs_dir):
+        run_id = new_run_id(suite.name)
+        where = parse_url(runs_dir).child(run_id)
+    else:
+        return None, None
+    check_can_publish(where)
+    return where, run_id
 
 
 def _shard_of(suite: Suite, shard: tuple[int, int]) -> Suite:
@@ -273,7 +310,10 @@ def resume(
 
     _check_counts(concurrency=(concurrency, 1), max_retries=(max_retries, 0))
     _check_money(prompt_cache, max_cost)
-    path = Path(run_dir)
+    from evalkit._store import is_url, parse_url, pull_run
+
+    where = parse_url(run_dir) if is_url(run_dir) else None
+    path = pull_run(where) if where is not None else Path(run_dir)
     manifest = RunDir(path).read_manifest()
     named = [suite] if isinstance(suite, str | Path) else list(suite or ())
     conflicts = resume_conflicts(
@@ -290,7 +330,7 @@ def resume(
             f"--resume {run_dir}: {'; '.join(conflicts)}. A resumed run keeps its own settings: drop those "
             "options, or start a new run"
         )
-    loaded = load_suite(manifest.suite_path)
+    loaded = load_suite(manifest.suite_location())
     chosen = load_system(manifest.system.get("name", system), loaded)
     shard = (manifest.shard[0], manifest.shard[1]) if manifest.shard else None
     if shard is not None:
@@ -300,7 +340,7 @@ def resume(
         repeats=manifest.repeats,
         concurrency=concurrency if concurrency is not None else manifest.concurrency,
         cache_mode=cache or manifest.cache.get("mode") or "readwrite",
-        cache_dir=Path(directory) if directory else None,
+        cache_dir=folder_or_url(directory) if directory else None,
         run_dir=Path(out) if out is not None else None,
         judge=judge or ("on" if manifest.judge else "off"),
         progress=progress,
@@ -312,6 +352,9 @@ def resume(
         max_cost=max_cost if max_cost is not None else manifest.max_cost_usd,
         shard=shard,
     )
+    if where is not None:
+        target = where
+        return published(lambda: _execute(loaded, chosen, options, resume=path), path, target)
     return _execute(loaded, chosen, options, resume=path)
 
 
@@ -365,7 +408,7 @@ def estimate(
 
         count = Client(max_retries=max_retries).count_tokens
     settings = None if judge == "off" else loaded.config.judge
-    store = None if cache in ("off", "refresh") else ResponseCache(cache_dir, mode=cache)
+    store = None if cache in ("off", "refresh") else ResponseCache(folder_or_url(cache_dir), mode=cache)
     _check_money(None, max_cost)
     found = estimate_run(
         loaded, chosen, repeats=repeats, judge=settings, count_tokens=count, batch=batch, cache=store
@@ -396,7 +439,7 @@ def suite_judge(
     options = RunOptions(
         concurrency=concurrency,
         cache_mode=cache,
-        cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        cache_dir=folder_or_url(cache_dir),
         judge="on",
         progress=False,
         max_retries=max_retries,

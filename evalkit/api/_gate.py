@@ -67,7 +67,7 @@ def gate(
     if baseline is None:
         from evalkit.api._reference import committed_baseline
 
-        baseline = committed_baseline(manifest.suite_path)
+        baseline = committed_baseline(manifest.suite_location())
         if baseline is None:
             raise EvalkitError(
                 f"suite {manifest.suite} has no baseline.json to gate against; accept one with "
@@ -82,7 +82,7 @@ def gate(
         allow_unscored=allow_unscored,
         allow_version_change=allow_version_change,
         require_calibrated=require_calibrated,
-        calibration=judge_calibration(manifest.suite_path),
+        calibration=judge_calibration(manifest.suite_location()),
     )
 
 
@@ -98,4 +98,6 @@ def judge_calibration(suite_path: str) -> CalibrationState | None:
 
 
 def _path(where: Run | str | Path) -> Path:
-    return Path(where) if isinstance(where, str | Path) else where.path
+    from evalkit._results import local_run_dir
+
+    return local_run_dir(where) if isinstance(where, str | Path) else where.path

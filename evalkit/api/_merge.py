@@ -20,7 +20,8 @@ def _differ(name: str, first: Any, other: Any) -> str:
 
 
 def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
-    """Join the runs of ``--shard 1/N`` ... ``N/N`` into one complete run at `out` (an empty or new folder).
+    """Join the runs of ``--shard 1/N`` ... ``N/N`` into one complete run at `out` (an empty or new folder, or a
+    store URL ``s3://bucket/runs/<name>``, where it is published). Parts may be store URLs too.
 
     Every part must be a complete shard run of the same suite version, system, judge and repeats, and together the
     parts must hold each case of the suite exactly once. What is refused is said with the part and what to do;
@@ -29,6 +30,7 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
     """
     from evalkit._results import RunDir
     from evalkit._runner import new_run_id
+    from evalkit._store import check_can_publish, is_url, parse_url, publish_run, pull_run
     from evalkit.api._run import Run
     from evalkit.suite import load_suite, shard_of
 
@@ -36,9 +38,13 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
         raise EvalkitError(
             "evalkit merge joins two or more shard runs: give every part (runs of --shard I/N)"
         )
+    where = parse_url(out) if is_url(out) else None
+    if where is not None:
+        check_can_publish(where)
+    folders = {str(part): pull_run(parse_url(part)) if is_url(part) else Path(part) for part in parts}
     manifests = []
     for part in parts:
-        manifest = RunDir(Path(part)).read_manifest()
+        manifest = RunDir(folders[str(part)]).read_manifest()
         if manifest.shard is None:
             raise EvalkitError(f"{part}: not a shard run (run with --shard I/N); a whole run needs no merge")
         if manifest.status != "complete":
@@ -66,7 +72,7 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
     if missing:
         listed = ", ".join(f"{i}/{of}" for i in missing)
         raise EvalkitError(f"shard(s) {listed} missing; run them with --shard and merge every part")
-    suite = load_suite(first.suite_path)
+    suite = load_suite(first.suite_location())
     if suite.version != first.suite_version:
         raise EvalkitError(
             f"{first.suite_path}: the suite is at version {suite.version} now, the parts ran {first.suite_version}; "
@@ -77,7 +83,7 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
     owner: dict[tuple[str, int], str] = {}
     for part, manifest in zip(parts, manifests, strict=True):
         index = (manifest.shard or (0, 0))[0]
-        for result in RunDir(Path(part)).read_journal(manifest.run_id):
+        for result in RunDir(folders[str(part)]).read_journal(manifest.run_id):
             if shard_of(result.case_id, of) != index or result.key not in wanted:
                 raise EvalkitError(
                     f"{part}: case {result.case_id} does not belong in shard {index}/{of} of this suite version"
@@ -95,7 +101,7 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
             f"{len(lacking)} (case, repeat) without a result, e.g. {case_id} repeat {repeat} of shard "
             f"{shard_of(case_id, of)}/{of}: resume that part, then merge"
         )
-    target = Path(out)
+    target = Path(out) if where is None else where.local
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise EvalkitError(f"{target} already holds files; merge into a new or empty folder")
     run_id = new_run_id(first.suite)
@@ -116,4 +122,8 @@ def merge_runs(parts: Sequence[str | Path], out: str | Path) -> Run:
     target.mkdir(parents=True, exist_ok=True)
     run.finalize([r.model_copy(update={"run_id": run_id}) for r in results])
     run.write_manifest(merged)  # last: a reader never sees a merged run without its results
-    return Run(target, suite=suite)
+    done = Run(target, suite=suite)
+    if where is not None:
+        publish_run(target, where)
+        done.url = where.url
+    return done

@@ -237,7 +237,7 @@ class Run(RunFolder):
     def _committed_baseline(self) -> Path | None:
         from evalkit.api._reference import committed_baseline
 
-        return committed_baseline(self.manifest.suite_path)
+        return committed_baseline(self.manifest.suite_location())
 
     def report(
         self,
@@ -354,7 +354,9 @@ class Run(RunFolder):
             suite = self.suite
         except EvalkitError:
             suite = None  # judge_trust says the suite could not be read
-        return judge_trust(self.checks(), suite=suite, suite_path=self.manifest.suite_path, labels=labels)
+        return judge_trust(
+            self.checks(), suite=suite, suite_path=self.manifest.suite_location(), labels=labels
+        )
 
     # -- display ----------------------------------------------------------------------------------------------
 

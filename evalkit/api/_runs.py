@@ -31,7 +31,7 @@ _SCHEMA = {
 }
 
 
-def _row(path: Path) -> dict[str, Any] | None:
+def _row(path: Path | str) -> dict[str, Any] | None:
     from evalkit.api._run import Run
     from evalkit.errors import EvalkitError
 
@@ -69,7 +69,8 @@ def runs(folder: str | Path = "runs", *, suite: str | None = None) -> pl.DataFra
     Parameters
     ----------
     folder:
-        Where runs are written (``runs/`` by default).
+        Where runs are written (``runs/`` by default), or a store URL (``s3://bucket/runs``): each run is read
+        through a local copy, fetched once per published version.
     suite:
         Only the runs of the suite of this name.
 
@@ -81,8 +82,14 @@ def runs(folder: str | Path = "runs", *, suite: str | None = None) -> pl.DataFra
     """
     import polars as pl
 
-    root = Path(folder)
-    found = sorted({p.parent for p in [*root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")]})
+    from evalkit._store import is_url, list_runs, parse_url
+
+    found: list[Path | str]
+    if is_url(folder):
+        found = [where.url for where in list_runs(parse_url(folder))]  # each read through its local copy
+    else:
+        root = Path(folder)
+        found = sorted({p.parent for p in [*root.glob("*/manifest.json"), *root.glob("*/*/manifest.json")]})
     rows = [r for r in map(_row, found) if r is not None and (suite is None or r["suite"] == suite)]
     schema = {k: getattr(pl, v) for k, v in _SCHEMA.items()}
     return pl.DataFrame(rows, schema=schema).sort("started_at", descending=True, nulls_last=True)

@@ -11,7 +11,10 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_SPENDING = 3
 """A run stopped for money: its --max-cost, or the account's spend limit."""
 
-CACHE_DIR_HELP = "cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache)"
+CACHE_DIR_HELP = (
+    "cache folder (default $EVALKIT_CACHE_DIR or .evalkit/cache), or a store URL s3://bucket/cache shared by "
+    "machines (read through a local copy; entries written only if absent)"
+)
 
 
 def expand(paths: Sequence[str]) -> list[Path]:

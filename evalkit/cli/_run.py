@@ -113,13 +113,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="worker processes for model calls (default: one per 16 cases in flight, --concurrency // 16, at "
         "most the cores + 1; one process below --concurrency 32)",
     )
-    p.add_argument("--out", default=None, help="run directory (default runs/<run-id>)")
-    p.add_argument("--runs-dir", default="runs", help="where new run directories go (default runs/)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run directory (default runs/<run-id>), or a store URL s3://bucket/prefix/<name> to publish it to",
+    )
+    p.add_argument(
+        "--runs-dir",
+        default="runs",
+        help="where new run directories go (default runs/), or a store URL s3://bucket/runs: the run journals in "
+        "a local copy (.evalkit/store/...) and is published when it finishes or stops (credentials and endpoint "
+        "from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL)",
+    )
     p.add_argument(
         "--resume",
         default=None,
         metavar="RUN_DIR",
-        help="finish an interrupted run, or run its errored cases again, with the run's own settings",
+        help="finish an interrupted run, or run its errored cases again, with the run's own settings (a folder, "
+        "or the run's store URL: pulled, finished, published again)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar (default: one on stderr)")
     p.add_argument(
@@ -267,11 +278,11 @@ def _after(done: Any, args: argparse.Namespace) -> int:
 
     status = EXIT_OK
     print(done.summary(show_failures=args.show_failures))
-    print(f"  run saved to {done.path}")
+    print(f"  run saved to {done.location}" + (f" (local copy {done.path})" if done.url else ""))
     errored = done.errored_cases
     if errored:
         print(
-            f"  to run the {errored} errored case{'s' if errored > 1 else ''} again: evalkit run --resume {done.path}"
+            f"  to run the {errored} errored case{'s' if errored > 1 else ''} again: evalkit run --resume {done.location}"
         )
     failure = done.failed_because(fail_on_error=args.fail_on_error)
     if failure:
@@ -282,7 +293,7 @@ def _after(done: Any, args: argparse.Namespace) -> int:
         baseline = done.baseline_path
         if baseline is None:
             print(
-                f"  gate: no {done.suite.base_dir / 'baseline.json'}; accept one with `evalkit baseline accept {done.path}`"
+                f"  gate: no {done.suite.base_dir / 'baseline.json'}; accept one with `evalkit baseline accept {done.location}`"
             )
             status = EXIT_FAIL
         else:
@@ -302,6 +313,12 @@ def _after(done: Any, args: argparse.Namespace) -> int:
                 status = max(status, gate.exit_code)
     if args.report:
         html_path = done.report(gate=gate).save(done.path / "report.html")
-        print(f"  report: {html_path}")
+        if done.url:
+            from evalkit.api import republish
+
+            republish(done)  # the report goes with the run
+            print(f"  report: {done.url}/report.html (local copy {html_path})")
+        else:
+            print(f"  report: {html_path}")
     print()
     return status
