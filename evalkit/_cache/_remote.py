@@ -9,6 +9,9 @@ import uuid
 from evalkit._store import Bucket, Location
 from evalkit.errors import StorageError
 
+LIST_LIMIT = 20_000
+"""Up to this many entries, a cache on a store is listed once instead of asked for each key it lacks."""
+
 
 class RemoteEntries:
     """The entries under one store location (``s3://bucket/prefix/<key[:2]>/<key>.json``)."""
@@ -22,12 +25,35 @@ class RemoteEntries:
         response is fetched again."""
         self.fetched = 0
         self.written = 0
+        self._listed: set[str] | None = None
+        self._listing_done = False
+
+    def _known(self) -> set[str] | None:
+        """The keys the store held when first asked (listed once, up to LIST_LIMIT entries; None past that): a
+        key not among them is not looked up, so a cold run sends no request per miss. An entry another machine
+        writes after the listing is not seen by this cache object (its request is made again; the first
+        recording stays on the store)."""
+        with self._lock:
+            if not self._listing_done:
+                found = self._bucket.keys_at_most(self.where.prefix, LIST_LIMIT)
+                if found is not None:
+                    name = len(self.where.prefix) + 1 if self.where.prefix else 0
+                    self._listed = {k[name:].rpartition("/")[2].removesuffix(".json") for k in found}
+                self._listing_done = True
+            return self._listed
 
     def _key(self, key: str) -> str:
         return self.where.key(f"{key[:2]}/{key}.json")
 
+    def may_hold(self, key: str) -> bool:
+        """Whether the store may hold `key` (it was listed, or the store was too large to list)."""
+        known = self._known()
+        return known is None or key in known
+
     def fetch(self, key: str) -> tuple[bytes, str | None] | None:
         """The stored entry's bytes and ETag, or None when the store has none."""
+        if not self.may_hold(key):
+            return None
         got = self._bucket.get(self._key(key))
         if got is None:
             return None

@@ -9,7 +9,8 @@ import os
 import threading
 import uuid
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -227,6 +228,30 @@ class ResponseCache:
         else:
             self._counters.hit((entry.input_tokens or 0) + (entry.output_tokens or 0), entry.cost_usd)
         return entry
+
+    def prefetch(self, keys: Iterable[str], threads: int = 32) -> int:
+        """Bring the entries for `keys` that the store holds and the local layer lacks into the local layer, many
+        at a time; returns how many came. A cache in a folder has nothing to fetch (0). Each is checked when read,
+        as any entry is."""
+        if self._remote is None or self._mode in (CacheMode.OFF, CacheMode.REFRESH):
+            return 0
+        remote = self._remote
+        wanted = [k for k in dict.fromkeys(keys) if remote.may_hold(k) and not self.path_for(k).is_file()]
+        if not wanted:
+            return 0
+
+        def fetch(key: str) -> bool:
+            got = remote.fetch(key)
+            if got is None:
+                return False
+            try:
+                write_entry(self.path_for(key), got[0])
+            except OSError as exc:
+                raise self._not_writable(exc) from exc
+            return True
+
+        with ThreadPoolExecutor(min(threads, len(wanted)), thread_name_prefix="evalkit-prefetch") as pool:
+            return sum(pool.map(fetch, wanted))
 
     def _note_unverified(self, path: Path) -> None:
         with self._note_lock:

@@ -275,6 +275,13 @@ class Runner:
         from evalkit._cache import MESSAGES_ENDPOINT, cache_key
 
         system = self.system
+        if self.cache.remote is not None:
+            # a cache on a store: what it holds comes down many at a time first, and a rerun on a new machine is
+            # then as warm as one here (no SDK, no threads)
+            self.cache.prefetch(
+                cache_key(MESSAGES_ENDPOINT, system.build_request(case.input), repeat)
+                for case, repeat in todo
+            )
         step = max(1, len(todo) // _SAMPLE)
         sample = [*todo[::step], todo[-1]]
         return not all(

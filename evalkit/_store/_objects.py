@@ -205,15 +205,25 @@ class Bucket:
 
     def keys(self, prefix: str) -> list[str]:
         """Every object key under `prefix` (a folder: ``prefix/...``)."""
+        found = self.keys_at_most(prefix, None)
+        assert found is not None
+        return found
+
+    def keys_at_most(self, prefix: str, limit: int | None) -> list[str] | None:
+        """Every object key under `prefix`, or None when there are more than `limit` (the listing stops there)."""
         import obstore
 
+        found: list[str] = []
         try:
-            found = obstore.list(
+            for batch in obstore.list(
                 _store(self.where.bucket), prefix=prefix.rstrip("/") + "/" if prefix else None
-            )
-            return sorted(meta["path"] for batch in found for meta in batch)
+            ):
+                found.extend(meta["path"] for meta in batch)
+                if limit is not None and len(found) > limit:
+                    return None
         except Exception as exc:
             raise storage_error(exc, self._at(prefix), "list") from None
+        return sorted(found)
 
     def folders(self, prefix: str) -> list[str]:
         """The keys of the folders directly under `prefix`."""

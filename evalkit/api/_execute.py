@@ -85,7 +85,10 @@ def prepare(
         return
     if cache == "readwrite":
         from evalkit._cache import default_cache_dir
+        from evalkit._store import is_url
 
+        if cache_dir and is_url(cache_dir):
+            return  # the store may answer every request: the runner fetches what it holds before it loads the SDK
         directory = Path(cache_dir) if cache_dir else default_cache_dir()
         try:
             with os.scandir(directory) as entries:
