@@ -22,8 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "left out) with its 95 percent Wilson interval, the ties, the position consistency, the exact two-sided sign "
         "test on wins against losses, and the same per slice. Exit 0; 2 on bad input.",
     )
-    p.add_argument("run_a", metavar="RUN_A", help="run A's directory (the reference)")
-    p.add_argument("run_b", metavar="RUN_B", help="run B's directory (the challenger)")
+    p.add_argument("run_a", metavar="RUN_A", help="run A's directory or s3:// URL (the reference)")
+    p.add_argument("run_b", metavar="RUN_B", help="run B's directory or s3:// URL (the challenger)")
     p.add_argument(
         "more",
         nargs="*",

@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "accepting the same run again changes nothing, unless it adds the repeats' verdicts or adds or drops "
         "the outputs. Unfinished runs are refused.",
     )
-    a.add_argument("run", metavar="RUN", help="finished run directory (runs/<run-id>/)")
+    a.add_argument("run", metavar="RUN", help="finished run directory (runs/<run-id>/) or its s3:// URL")
     a.add_argument(
         "--to",
         default=None,

@@ -29,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(judge model, prompt hash, kappa, n, date) beside the labels when a judge kappa was measured. Exits 1 "
         "when the judge's kappa is below --min-kappa (or the suite's [judge] min_kappa), or cannot be measured.",
     )
-    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/) or its s3:// URL")
     p.add_argument("--labels", required=True, metavar="FILE", help="labels file (JSONL; required)")
     p.add_argument(
         "--judge-all",

@@ -20,7 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "with its fix. Exit 0 otherwise; 2 on bad input (missing or unreadable files, an unfinished run, a "
         "baseline of another suite).",
     )
-    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/) or its s3:// URL")
     p.add_argument("--baseline", required=True, metavar="BASELINE", help="baseline.json or a run directory")
     p.add_argument(
         "--max-drop",

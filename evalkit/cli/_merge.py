@@ -16,9 +16,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "together they must hold each case exactly once: a part that overlaps another, a missing shard or a "
         "part that disagrees is refused with what to do, and nothing is written. Exit 0; 2 on bad input.",
     )
-    p.add_argument("parts", nargs="+", metavar="RUN", help="the shard runs' directories")
+    p.add_argument("parts", nargs="+", metavar="RUN", help="the shard runs' directories or s3:// URLs")
     p.add_argument(
-        "--out", required=True, metavar="DIR", help="where the merged run goes (a new or empty folder)"
+        "--out", required=True, metavar="DIR", help="where the merged run goes (a new or empty folder, or an s3:// URL)"
     )
     p.set_defaults(func=run)
 
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.api import merge_runs
 
     merged = merge_runs(args.parts, args.out)
-    print(f"merged {len(args.parts)} shard runs into {merged.path}: run {merged.id}")
+    print(f"merged {len(args.parts)} shard runs into {merged.location}: run {merged.id}")
     print(merged.summary(show_failures=0))
-    print(f"next: evalkit gate {merged.path} --baseline BASELINE")
+    print(f"next: evalkit gate {merged.location} --baseline BASELINE")
     return EXIT_OK

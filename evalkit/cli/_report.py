@@ -19,7 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "the record `evalkit calibrate` wrote) and gives the pass rate corrected by human labels of the run's "
         "outputs (PPI++) beside the judge-only rate. --html writes one self-contained file (inline SVG charts, a table of every failing case that filters and sorts with a small inline script and shows without it; opens offline).",
     )
-    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/) or its s3:// URL")
     p.add_argument(
         "--baseline",
         default=None,

@@ -17,7 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "the notebook Labeller opens: Labeller(review_items(run, FILE), FILE, rater=NAME).",
     )
     p.add_argument("action", choices=["sample"], help="sample: draw the outputs and write the labels file")
-    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/)")
+    p.add_argument("run", metavar="RUN", help="run directory (runs/<run-id>/) or its s3:// URL")
     p.add_argument(
         "--n", type=positive, default=30, help="outputs to draw (default 30; all when the run has fewer)"
     )
