@@ -170,3 +170,33 @@ def test_history_is_read_from_the_bucket(s3: S3, tmp_path: Path, monkeypatch: py
     history = ek.history(runs, suite="support-triage")
     assert history.height == 3 and history["rate"].n_unique() == 1
     assert history["started_at"].is_sorted()
+
+
+def test_a_run_stopped_for_money_is_published_as_it_stands_and_resumes_from_its_url(
+    s3: S3,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    make_suite: Callable[..., Path],
+    anthropic_env: Any,
+) -> None:
+    from evalkit.errors import SpendingStopped
+
+    suite = make_suite(40)
+    url = s3.url("runs/capped")
+    _machine(tmp_path, "ci", monkeypatch)
+    with pytest.raises(SpendingStopped) as stopped:
+        ek.run(suite, "claude", out=url, max_cost=0.002, concurrency=2, progress=False)
+    assert f"--resume {url}" in str(stopped.value)  # the command names the store, not this machine's copy
+    _machine(tmp_path, "laptop", monkeypatch)
+    seen = ek.load_run(url)
+    assert seen.status == "interrupted" and 0 < seen.verdicts().height < 40
+    _machine(tmp_path, "ci-2", monkeypatch)  # finished on another machine, from the store
+    done = ek.resume(url, max_cost=1.0, progress=False)
+    assert done.url == url and done.status == "complete" and done.verdicts().height == 40
+    calls = [r.body["messages"][-1]["content"] for r in anthropic_env.requests_to("/v1/messages")]
+    assert len(calls) == len(set(calls)) == 40  # nothing paid twice across the stop, the move and the resume
+    _machine(tmp_path, "reader", monkeypatch)
+    assert ek.load_run(url).status == "complete"
+    # and the baseline is accepted from the URL like from a folder
+    assert main(["baseline", "accept", url, "--to", str(tmp_path / "baseline.json")]) == 0
+    assert json.loads((tmp_path / "baseline.json").read_text())["run_id"] == done.id
