@@ -18,7 +18,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("parts", nargs="+", metavar="RUN", help="the shard runs' directories or s3:// URLs")
     p.add_argument(
-        "--out", required=True, metavar="DIR", help="where the merged run goes (a new or empty folder, or an s3:// URL)"
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="where the merged run goes (a new or empty folder, or an s3:// URL)",
     )
     p.set_defaults(func=run)
 
