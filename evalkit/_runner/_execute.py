@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from evalkit._cache import MESSAGES_ENDPOINT, cache_key
 from evalkit._hashing import output_hash
 from evalkit._results import CaseResult, CheckResult, case_status, error_kind
 from evalkit._runner._context import Raised, RunContext
-from evalkit._systems import ClaudeSystem, PythonSystem
+from evalkit._systems import ClaudeSystem, PythonSystem, ToolBackend, run_python_system, tool_output
 from evalkit.errors import clip
 from evalkit.graders import CheckOutcome, JudgeGrade, grade_case
 from evalkit.suite import Case
@@ -108,7 +109,7 @@ def _run_python(ctx: RunContext, system: PythonSystem, case: Case, repeat: int) 
             raise output.exc
         return output, latency
     started = time.perf_counter()
-    output = system.fn(case.input)
+    output = run_python_system(system, case)
     return output, time.perf_counter() - started
 
 
@@ -125,6 +126,8 @@ def call_claude(
     (never the API with `cache_only`: _NotCached)."""
     from evalkit._client import CallResult  # the SDK loads only for a run that calls Claude
 
+    if system.tools:
+        return _tool_loop(ctx, system, case, repeat, writes, cache_only=cache_only)
     request = system.build_request(case.input)
     key = cache_key(MESSAGES_ENDPOINT, request, repeat)
     entry = ctx.cache.get(key, label=f"case {case.id} repeat {repeat}")
@@ -148,6 +151,85 @@ def call_claude(
     return system.parse_output(result.text, result.json), result, False
 
 
+def _tool_loop(
+    ctx: RunContext, system: ClaudeSystem, case: Case, repeat: int, writes: Writes | None, *, cache_only: bool
+) -> tuple[Any, Any, bool]:
+    """The tool-use loop: each turn one request (through the response cache), each tool_use block answered from
+    the case's recorded results, until the model answers or `max_turns` is reached. The output records the final
+    reply and every call; the call result adds up the turns' tokens, cost and time."""
+    from evalkit._client import CallResult
+
+    backend = ToolBackend(case)
+    request = system.build_request(case.input)
+    results: list[Any] = []
+    every_hit = True
+    text = ""
+    stopped: str | None = "max_turns"  # until the model answers
+    for turn in range(1, system.max_turns + 1):
+        key = cache_key(MESSAGES_ENDPOINT, request, repeat)
+        entry = ctx.cache.get(key, label=f"case {case.id} repeat {repeat} turn {turn}")
+        if entry is not None:
+            result = CallResult.from_cache_entry(entry, requested_model=system.model, structured=False)
+            every_hit = every_hit and not ctx.cache.paid_for(entry)
+        else:
+            if cache_only:
+                raise _NotCached(key)
+            result = ctx.client.create(request)
+            every_hit = False
+            write = functools.partial(
+                ctx.cache.put,
+                key,
+                MESSAGES_ENDPOINT,
+                request,
+                repeat,
+                result.message,
+                meta=result.cache_meta(case_id=case.id, turn=turn),
+                verify=False,
+            )
+            if writes is None or result.stop_reason == "tool_use":
+                write()  # a turn the loop goes on from is kept now: a stop before the answer must not lose it
+            else:
+                writes.append(write)
+        results.append(result)
+        content = [
+            {k: v for k, v in block.items() if v is not None}
+            for block in result.message.get("content", [])
+            if isinstance(block, dict)
+        ]
+        uses = [b for b in content if b.get("type") == "tool_use"]
+        if result.stop_reason != "tool_use" or not uses:
+            text, stopped = result.text, None
+            break
+        answers = [
+            {
+                "type": "tool_result",
+                "tool_use_id": use.get("id"),
+                "content": json.dumps(
+                    backend.answer(str(use.get("name")), use.get("input", {})), ensure_ascii=False
+                ),
+            }
+            for use in uses
+        ]
+        turns = [
+            *request["messages"],
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": answers},
+        ]
+        request = {**request, "messages": turns}
+    costs = [r.cost_usd for r in results]
+    total = results[-1].model_copy(
+        update={
+            "input_tokens": sum(r.input_tokens for r in results),
+            "output_tokens": sum(r.output_tokens for r in results),
+            "cache_creation_input_tokens": sum(r.cache_creation_input_tokens for r in results),
+            "cache_read_input_tokens": sum(r.cache_read_input_tokens for r in results),
+            "latency_s": sum(r.latency_s for r in results),
+            "cost_usd": None if None in costs else sum(c for c in costs if c is not None),
+        }
+    )
+    return tool_output(text.strip(), backend.calls, stopped), total, every_hit
+
+
 def prefill_output(ctx: RunContext, case: Case, repeat: int) -> tuple[bool, Any]:
     """(found, output) for a batch's judge phase, before the run grades: never a call to the API.
 
@@ -158,7 +240,7 @@ def prefill_output(ctx: RunContext, case: Case, repeat: int) -> tuple[bool, Any]
     if isinstance(system, PythonSystem):
         started = time.perf_counter()
         try:
-            output = system.fn(case.input)
+            output = run_python_system(system, case)
         # execute_case records what it raised as the case's error, without running it again
         except (Exception, SystemExit) as exc:
             ctx.prefilled[(case.id, repeat)] = (Raised(exc), time.perf_counter() - started)

@@ -53,6 +53,9 @@ class ClaudeSystem:
     name: str = "claude"
     prompt_path: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    tools: list[dict[str, Any]] | None = None
+    """The tools offered (the suite's tools.json): a case then runs the tool-use loop."""
+    max_turns: int = 8
 
     @property
     def free(self) -> bool:
@@ -79,6 +82,8 @@ class ClaudeSystem:
             request["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         if self.output_schema is not None:
             request["output_config"] = structured_output_config(self.output_schema)
+        if self.tools:
+            request["tools"] = self.tools
         return request | self.extra
 
     def parse_output(self, text: str, parsed_json: Any = None) -> Any:
@@ -105,4 +110,4 @@ class ClaudeSystem:
             "prompt_path": self.prompt_path,
             "prompt_hash": self.prompt_hash,
             "output_schema_hash": content_hash(self.output_schema) if self.output_schema else None,
-        }
+        } | ({"tools_hash": content_hash(self.tools), "max_turns": self.max_turns} if self.tools else {})

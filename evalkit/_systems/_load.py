@@ -69,6 +69,8 @@ def load_system(spec: str | None, suite: Suite) -> RunnableSystem:
             thinking_budget=m.thinking_budget,
             output_schema=suite.output_schema,
             prompt_path=str(path),
+            tools=suite.tools,
+            max_turns=suite.config.max_turns,
         )
     return _load_function_spec(spec, suite, from_suite=from_suite)
 

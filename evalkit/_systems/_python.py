@@ -30,6 +30,15 @@ class PythonSystem:
 
     model: str | None = None
 
+    @property
+    def takes_tools(self) -> bool:
+        """Whether the function takes a second parameter named ``tools``: it is then given the case's tool
+        backend (``tools(name, arguments) -> result``), and its calls are recorded in the output."""
+        try:
+            return "tools" in list(inspect.signature(self.fn).parameters)[1:2]
+        except (TypeError, ValueError):
+            return False
+
     def describe(self) -> dict[str, Any]:
         return {"kind": "python", "name": self.name, "origin": self.origin, "code_hash": self.code_hash}
 
@@ -169,7 +178,10 @@ def _checked_function(fn: Any, spec: str, func: str) -> Callable[[Any], Any]:
     except (TypeError, ValueError):  # some builtins have none: called as they are
         return cast("Callable[[Any], Any]", fn)
     try:
-        signature.bind(None)
+        if list(signature.parameters)[1:2] == ["tools"]:
+            signature.bind(None, None)  # predict(input, tools): given the case's tool backend
+        else:
+            signature.bind(None)
     except TypeError:
         raise SystemLoadError(
             f"system {spec!r}: {func}{signature} cannot be called with one argument, the case's input; {expected}"

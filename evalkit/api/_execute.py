@@ -202,6 +202,7 @@ def run(
     prepare(system, cache=cache, cache_dir=cache_dir, batch=batch)
     loaded = _suite(suite)
     chosen = as_run_system(system, loaded)
+    _check_batch(chosen, batch, loaded)
     if shard is not None:
         loaded = _shard_of(loaded, shard)
     where, run_id = _store_target(loaded, out, runs_dir)
@@ -359,6 +360,14 @@ def resume(
         target = where
         return published(lambda: _execute(loaded, chosen, options, resume=path), path, target)
     return _execute(loaded, chosen, options, resume=path)
+
+
+def _check_batch(system: Any, batch: bool, suite: Suite) -> None:
+    if batch and getattr(system, "tools", None):
+        raise EvalkitError(
+            f"suite {suite.name} has tools: each case runs a tool-use loop turn by turn, which the Message Batches "
+            "API cannot carry; drop --batch"
+        )
 
 
 def _check_money(prompt_cache: str | None, max_cost: float | None) -> None:

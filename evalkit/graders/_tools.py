@@ -61,7 +61,8 @@ def _arguments_fit(check: ToolCalledCheck, arguments: Any) -> str | None:
 
         errors = list(jsonschema.Draft202012Validator(check.arguments_schema).iter_errors(arguments))
         if errors:
-            return f"its arguments do not fit the schema: {errors[0].message}"
+            where = ".".join(str(p) for p in errors[0].absolute_path)
+            return f"its arguments do not fit the schema: {where + ': ' if where else ''}{errors[0].message}"
     return None
 
 

@@ -38,6 +38,17 @@ GRADERS = ("exact", "schema", "contains", "code", "judge")
 BLOG_KEYS = ("expected_exact", "must_contain", "rubric")
 
 
+class ToolResult(BaseModel):
+    """A recorded answer to a tool call: for calls of `tool` whose arguments include `arguments` (none given:
+    any call of `tool` the entries with arguments do not match)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = None
+    result: Any
+
+
 class Case(BaseModel):
     """One golden case, normalised: an input and the checks its output must pass."""
 
@@ -51,6 +62,7 @@ class Case(BaseModel):
     tags: list[str] = Field(default_factory=list)
     notes: str | None = None
     split: Split = "dev"
+    tool_results: list[ToolResult] = Field(default_factory=list)
 
     def to_record(self) -> dict[str, Any]:
         """The case in the multi-check form, ready to write as one JSONL line."""
@@ -62,6 +74,8 @@ class Case(BaseModel):
             record["tags"] = list(self.tags)
         if self.split != "dev":
             record["split"] = self.split
+        if self.tool_results:
+            record["tool_results"] = [r.model_dump(exclude_none=True) for r in self.tool_results]
         record["checks"] = [
             c.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
             | {"kind": c.kind}
@@ -71,7 +85,9 @@ class Case(BaseModel):
 
     def version_record(self) -> dict[str, Any]:
         """What the suite version hashes: everything that changes what is scored or how it is reported."""
-        return self.model_dump(mode="json", by_alias=True, exclude={"source", "notes", "tags"})
+        # a case without recorded tool results hashes as it did before they existed
+        exclude = {"source", "notes", "tags"} | (set() if self.tool_results else {"tool_results"})
+        return self.model_dump(mode="json", by_alias=True, exclude=exclude)
 
 
 _CHECKS = TypeAdapter(list[Check])
@@ -87,6 +103,7 @@ class _Common(BaseModel):
     tags: list[str] = Field(default_factory=list)
     notes: str | None = None
     split: Split = "dev"
+    tool_results: list[ToolResult] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod
@@ -427,7 +444,9 @@ def _parse_case(obj: Any, path: str, line: int) -> tuple[Case | None, list[Probl
     if problems:
         return None, problems
 
-    common = {k: getattr(form, k) for k in ("id", "input", "source", "tags", "notes", "split")}
+    common = {
+        k: getattr(form, k) for k in ("id", "input", "source", "tags", "notes", "split", "tool_results")
+    }
     checks: list[Any]
     if isinstance(form, _CheckForm):
         checks, slice_ = form.checks, form.slice

@@ -13,6 +13,7 @@ from evalkit.suite._registry import IMPORT_TIMEOUT_FACTOR, UserModule, load_user
 from evalkit.suite._schemas import load_schema_file, schema_problems, schema_warnings
 from evalkit.suite._settings import SuiteConfig, read_config
 from evalkit.suite._suite import Suite
+from evalkit.suite._tools_file import load_tools_file
 
 
 def _model_id_warnings(config: SuiteConfig, shown: str, lines: dict[str, int]) -> list[Problem]:
@@ -226,6 +227,13 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
     if config.output_schema:
         schema, found = load_schema_file(base / config.output_schema)
         problems.extend(found)
+    tools = None
+    tools_rel = config.tools or (
+        "tools.json" if root is not None and (base / "tools.json").exists() else None
+    )
+    if tools_rel:
+        tools, found = load_tools_file(base / tools_rel)
+        problems.extend(found)
     user = None
     user_error = None
     checks_rel = config.checks or (
@@ -257,14 +265,50 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         output_schema=schema,
         user=user,
         lines=lines,
+        tools=tools,
     )
     problems.extend(_cross_check(suite, lines, shown, user_error))
+    problems.extend(_tool_names(suite, lines, shown, tools_rel))
     suite.warnings = list(config_warnings)
     if root is not None:
         suite.warnings.extend(_system_warnings(config, root, toml_lines))
     if schema is not None and config.output_schema and not problems:
         suite.warnings.extend(schema_warnings(schema, str(base / config.output_schema)))
     return (suite if not problems else None), _in_reading_order(problems)
+
+
+def _tool_names(suite: Suite, lines: dict[str, int], shown: str, tools_file: str | None) -> list[Problem]:
+    """A recorded tool result or a tool check naming a tool the suite does not declare."""
+    names = {t["name"] for t in suite.tools or []}
+    if suite.tools is None and tools_file:
+        return []  # the tools file itself is wrong: said already
+    fix = f"declare it in {tools_file}" if tools_file else "declare the suite's tools in tools.json"
+    out = []
+    for case in suite.cases:
+        for j, recorded in enumerate(case.tool_results):
+            if recorded.tool not in names:
+                out.append(
+                    Problem(
+                        shown,
+                        lines.get(case.id),
+                        f"tool_results[{j}].tool",
+                        f"no tool {recorded.tool!r}",
+                        fix,
+                    )
+                )
+        if suite.tools is None:
+            continue
+        for i, check in enumerate(case.checks):
+            for tool in [getattr(check, "tool", None), *getattr(check, "tools", [])]:
+                if (
+                    isinstance(tool, str)
+                    and check.kind.startswith(("tool_", "max_tool"))
+                    and tool not in names
+                ):
+                    out.append(
+                        Problem(shown, lines.get(case.id), f"checks[{i}].tool", f"no tool {tool!r}", fix)
+                    )
+    return out
 
 
 def _in_reading_order(problems: list[Problem]) -> list[Problem]:

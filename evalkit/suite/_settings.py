@@ -83,6 +83,10 @@ class SuiteConfig(BaseModel):
     check_timeout_s: float = Field(default=5.0, ge=0, allow_inf_nan=False)
     # mark each request's stable prefix (system prompt, tools) for the API's prompt cache: on, off, 5m or 1h
     prompt_cache: Literal["on", "off", "5m", "1h"] = "on"
+    # tools the claude system offers (Anthropic tool definitions, a JSON list); default tools.json when there
+    tools: str | None = None
+    # model turns a tool-using case may take before it must have answered
+    max_turns: int = Field(default=8, ge=1, le=50)
     model: ModelSettings = Field(default_factory=ModelSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 

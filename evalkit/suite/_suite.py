@@ -29,6 +29,8 @@ class Suite:
     user: UserModule | None = None
     lines: dict[str, int] = field(default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
+    """The tools the claude system offers (tools.json), or None."""
 
     @property
     def name(self) -> str:

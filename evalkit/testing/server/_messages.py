@@ -39,6 +39,23 @@ def validate_messages(body: Mapping[str, Any], *, count_only: bool = False) -> N
         raise _RequestError(400, "stream: streaming is not supported by the local server")
 
 
+def _content(reply: ResolvedReply, message_id: str) -> list[dict[str, Any]]:
+    """A text block (unless a tool call comes with no text), then a tool_use block per call."""
+    blocks: list[dict[str, Any]] = []
+    if reply.text or not reply.tool_calls:
+        blocks.append({"type": "text", "text": reply.text})
+    for i, call in enumerate(reply.tool_calls or []):
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_{message_id[-16:]}{i:02d}",
+                "name": call["name"],
+                "input": call["input"],
+            }
+        )
+    return blocks
+
+
 def message_json(reply: ResolvedReply, message_id: str, *, batch: bool = False) -> dict[str, Any]:
     """The Messages API's reply object for a resolved reply."""
     return {
@@ -46,7 +63,7 @@ def message_json(reply: ResolvedReply, message_id: str, *, batch: bool = False) 
         "type": "message",
         "role": "assistant",
         "model": reply.model,
-        "content": [{"type": "text", "text": reply.text}],
+        "content": _content(reply, message_id),
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
         "usage": {**reply.usage, "service_tier": "batch" if batch else "standard"},

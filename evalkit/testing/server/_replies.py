@@ -39,7 +39,9 @@ class Reply:
 
     ``text`` is sent as is; ``data`` (any JSON value) is sent as its JSON text. ``usage`` entries
     (``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``)
-    override the server's estimates; ``model`` overrides the resolved model id.
+    override the server's estimates; ``model`` overrides the resolved model id. ``tool_calls`` (each
+    ``{"name": ..., "input": {...}}``) are sent as tool_use blocks after any text, with stop_reason
+    ``tool_use``: a tool-using system's loop can be developed offline.
     """
 
     text: str | None = None
@@ -47,6 +49,7 @@ class Reply:
     stop_reason: str = "end_turn"
     model: str | None = None
     usage: Mapping[str, int] | None = None
+    tool_calls: Sequence[Mapping[str, Any]] | None = None
 
     def render(self) -> str:
         if self.text is not None:
@@ -75,6 +78,7 @@ class ResolvedReply:
     stop_reason: str
     model: str
     usage: dict[str, Any]
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 def resolve_reply(
@@ -121,9 +125,15 @@ def resolve_reply(
     model = model_prefix + models.get(requested, requested)
     stop_reason = "end_turn"
     overrides: Mapping[str, int] = {}
+    tool_calls: list[dict[str, Any]] | None = None
     if isinstance(reply, Reply):
         reply_text = reply.render()
         stop_reason = reply.stop_reason
+        if reply.tool_calls:
+            tool_calls = [
+                {"name": str(c["name"]), "input": dict(c.get("input") or {})} for c in reply.tool_calls
+            ]
+            stop_reason = "tool_use" if stop_reason == "end_turn" else stop_reason
         model = reply.model or model
         overrides = reply.usage or {}
     elif isinstance(reply, str):
@@ -132,10 +142,12 @@ def resolve_reply(
         reply_text = json.dumps(reply, ensure_ascii=False)
     usage: dict[str, Any] = {
         "input_tokens": input_tokens,
-        "output_tokens": max(1, estimate_tokens(reply_text)),
+        "output_tokens": max(1, estimate_tokens(reply_text + (json.dumps(tool_calls) if tool_calls else ""))),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
     usage.update(input_usage or {})
     usage.update(overrides)
-    return ResolvedReply(text=reply_text, stop_reason=stop_reason, model=model, usage=usage)
+    return ResolvedReply(
+        text=reply_text, stop_reason=stop_reason, model=model, usage=usage, tool_calls=tool_calls
+    )
