@@ -126,7 +126,7 @@ def call_claude(
     (never the API with `cache_only`: _NotCached)."""
     from evalkit._client import CallResult  # the SDK loads only for a run that calls Claude
 
-    if system.tools:
+    if system.tools or case.user_turns:
         return _tool_loop(ctx, system, case, repeat, writes, cache_only=cache_only)
     request = system.build_request(case.input)
     key = cache_key(MESSAGES_ENDPOINT, request, repeat)
@@ -154,23 +154,30 @@ def call_claude(
 def _tool_loop(
     ctx: RunContext, system: ClaudeSystem, case: Case, repeat: int, writes: Writes | None, *, cache_only: bool
 ) -> tuple[Any, Any, bool]:
-    """The tool-use loop: each turn one request (through the response cache), each tool_use block answered from
-    the case's recorded results, until the model answers or `max_turns` is reached. The output records the final
-    reply and every call; the call result adds up the turns' tokens, cost and time."""
+    """The conversation loop: each model turn one request (through the response cache); each tool_use block
+    answered from the case's recorded results; after each reply the case's next scripted user turn, if any. A user
+    turn may take `max_turns` model turns. The output records the final reply (and each reply, with scripted
+    turns) and every call; the call result adds up the turns' tokens, cost and time."""
     from evalkit._client import CallResult
 
     backend = ToolBackend(case)
     request = system.build_request(case.input)
+    scripted = list(case.user_turns)
     results: list[Any] = []
+    replies: list[str] = []
     every_hit = True
-    text = ""
-    stopped: str | None = "max_turns"  # until the model answers
-    for turn in range(1, system.max_turns + 1):
+    stopped: str | None = "max_turns"  # until the model answers the last user turn
+    turn = since_user = 0
+    while since_user < system.max_turns:
+        turn += 1
+        since_user += 1
         key = cache_key(MESSAGES_ENDPOINT, request, repeat)
         entry = ctx.cache.get(key, label=f"case {case.id} repeat {repeat} turn {turn}")
+        content: list[dict[str, Any]] = []
         if entry is not None:
             result = CallResult.from_cache_entry(entry, requested_model=system.model, structured=False)
             every_hit = every_hit and not ctx.cache.paid_for(entry)
+            write = None
         else:
             if cache_only:
                 raise _NotCached(key)
@@ -186,35 +193,38 @@ def _tool_loop(
                 meta=result.cache_meta(case_id=case.id, turn=turn),
                 verify=False,
             )
-            if writes is None or result.stop_reason == "tool_use":
-                write()  # a turn the loop goes on from is kept now: a stop before the answer must not lose it
-            else:
-                writes.append(write)
         results.append(result)
         content = [
             {k: v for k, v in block.items() if v is not None}
             for block in result.message.get("content", [])
             if isinstance(block, dict)
         ]
-        uses = [b for b in content if b.get("type") == "tool_use"]
-        if result.stop_reason != "tool_use" or not uses:
-            text, stopped = result.text, None
-            break
-        answers = [
-            {
-                "type": "tool_result",
-                "tool_use_id": use.get("id"),
-                "content": json.dumps(
-                    backend.answer(str(use.get("name")), use.get("input", {})), ensure_ascii=False
-                ),
-            }
-            for use in uses
-        ]
-        turns = [
-            *request["messages"],
-            {"role": "assistant", "content": content},
-            {"role": "user", "content": answers},
-        ]
+        uses = [b for b in content if b.get("type") == "tool_use"] if result.stop_reason == "tool_use" else []
+        goes_on = bool(uses) or bool(scripted)
+        if write is not None:
+            if writes is None or goes_on:
+                write()  # a turn the loop goes on from is kept now: a stop before the answer must not lose it
+            else:
+                writes.append(write)
+        if uses:
+            answers = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": use.get("id"),
+                    "content": json.dumps(
+                        backend.answer(str(use.get("name")), use.get("input", {})), ensure_ascii=False
+                    ),
+                }
+                for use in uses
+            ]
+            follow: dict[str, Any] = {"role": "user", "content": answers}
+        else:
+            replies.append(result.text.strip())
+            if not scripted:
+                stopped = None
+                break
+            follow, since_user = {"role": "user", "content": scripted.pop(0)}, 0
+        turns = [*request["messages"], {"role": "assistant", "content": content}, follow]
         request = {**request, "messages": turns}
     costs = [r.cost_usd for r in results]
     total = results[-1].model_copy(
@@ -227,7 +237,10 @@ def _tool_loop(
             "cost_usd": None if None in costs else sum(c for c in costs if c is not None),
         }
     )
-    return tool_output(text.strip(), backend.calls, stopped), total, every_hit
+    output = tool_output(replies[-1] if replies and stopped is None else "", backend.calls, stopped)
+    if case.user_turns:
+        output["replies"] = replies
+    return output, total, every_hit
 
 
 def prefill_output(ctx: RunContext, case: Case, repeat: int) -> tuple[bool, Any]:

@@ -134,6 +134,43 @@ class Run(RunFolder):
             .sort("slice", "case_id", "repeat")
         )
 
+    def tool_calls(self) -> pl.DataFrame:
+        """Every tool call the outputs record, in the order made: one row per (case, repeat, call).
+
+        Columns: case_id, slice, repeat, call (0, 1, ...), tool, arguments and result (JSON text). Empty for a
+        suite whose outputs record no calls (see docs/case-format.md, Tools).
+        """
+        import polars as pl
+
+        from evalkit.graders import tool_calls as recorded_calls
+
+        first = self.checks().unique(["case_id", "repeat"], keep="first", maintain_order=True)
+        rows = []
+        for case_id, slice_, repeat, text in first.select("case_id", "slice", "repeat", "output").iter_rows():
+            try:
+                output = json.loads(text) if text is not None else None
+            except ValueError:
+                continue
+            calls = output.get("tool_calls") if isinstance(output, dict) else None
+            if recorded_calls(output) is None or not isinstance(calls, list):
+                continue
+            for index, call in enumerate(calls):
+                arguments = call.get("arguments", call.get("input", {}))
+                rows.append(
+                    (
+                        case_id,
+                        slice_,
+                        repeat,
+                        index,
+                        call.get("name"),
+                        json.dumps(arguments, ensure_ascii=False),
+                        json.dumps(call.get("result"), ensure_ascii=False),
+                    )
+                )
+        schema = {"case_id": pl.String, "slice": pl.String, "repeat": pl.Int64, "call": pl.Int64, "tool": pl.String,
+                  "arguments": pl.String, "result": pl.String}  # fmt: skip
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
     def _inputs(self, ids: list[str]) -> dict[str, Any]:
         wanted = set(ids)
         try:

@@ -17,5 +17,6 @@ from evalkit.graders._normalize import normalize, parse_number
 if INTERNAL:
     from evalkit.graders._base import get_field, is_missing
     from evalkit.graders._grade import NOT_JUDGED, JudgeFn
+    from evalkit.graders._tools import tool_calls
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -14,7 +14,7 @@ import unicodedata
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -63,6 +63,8 @@ class Case(BaseModel):
     notes: str | None = None
     split: Split = "dev"
     tool_results: list[ToolResult] = Field(default_factory=list)
+    user_turns: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    """Scripted follow-up user messages: after each reply the next is sent, and the whole conversation is graded."""
 
     def to_record(self) -> dict[str, Any]:
         """The case in the multi-check form, ready to write as one JSONL line."""
@@ -76,6 +78,8 @@ class Case(BaseModel):
             record["split"] = self.split
         if self.tool_results:
             record["tool_results"] = [r.model_dump(exclude_none=True) for r in self.tool_results]
+        if self.user_turns:
+            record["user_turns"] = list(self.user_turns)
         record["checks"] = [
             c.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
             | {"kind": c.kind}
@@ -86,7 +90,9 @@ class Case(BaseModel):
     def version_record(self) -> dict[str, Any]:
         """What the suite version hashes: everything that changes what is scored or how it is reported."""
         # a case without recorded tool results hashes as it did before they existed
-        exclude = {"source", "notes", "tags"} | (set() if self.tool_results else {"tool_results"})
+        exclude = {"source", "notes", "tags"} | {
+            k for k in ("tool_results", "user_turns") if not getattr(self, k)
+        }
         return self.model_dump(mode="json", by_alias=True, exclude=exclude)
 
 
@@ -104,6 +110,7 @@ class _Common(BaseModel):
     notes: str | None = None
     split: Split = "dev"
     tool_results: list[ToolResult] = Field(default_factory=list)
+    user_turns: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
 
     @field_validator("id")
     @classmethod
@@ -445,7 +452,8 @@ def _parse_case(obj: Any, path: str, line: int) -> tuple[Case | None, list[Probl
         return None, problems
 
     common = {
-        k: getattr(form, k) for k in ("id", "input", "source", "tags", "notes", "split", "tool_results")
+        k: getattr(form, k)
+        for k in ("id", "input", "source", "tags", "notes", "split", "tool_results", "user_turns")
     }
     checks: list[Any]
     if isinstance(form, _CheckForm):

@@ -99,6 +99,9 @@ def test_the_loop_answers_calls_from_the_case_and_a_rerun_pays_nothing(
     assert [c["name"] for c in recorded["tool_calls"]] == ["lookup_order", "issue_refund"]
     assert recorded["tool_calls"][1]["result"] == {"refund_id": "R-1"} and "refunded 40" in recorded["text"]
     assert run.verdicts()["cost_usd"].min() > 0  # the turns' cost added up
+    calls = run.tool_calls()  # one row per call, in the order made
+    assert calls.filter(calls["case_id"] == "t2")["tool"].to_list() == ["lookup_order", "issue_refund"]
+    assert json.loads(calls.filter(calls["case_id"] == "t2")["result"][1]) == {"refund_id": "R-2"}
     again = ek.run(suite, "claude", cache_dir=tmp_path / "cache", out=tmp_path / "r2", progress=False)
     assert len(server.requests_to("/v1/messages")) == 6 and "cache hits 2/2" in again.summary()
 
@@ -201,3 +204,43 @@ def test_the_shipped_suite_runs_its_loop_against_the_local_server_and_pays_nothi
     )  # the planted faults fail their checks
     rates = baseline.pass_rate(by="slice")
     assert rates.filter(rates["slice"] == "injected-instructions")["rate"][0] < 0.5
+
+
+def test_scripted_user_turns_are_sent_after_each_reply_and_the_conversation_is_graded(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def answer(body: dict[str, Any]) -> Reply:
+        users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        return Reply(text=f"reply {len(users)} to: {users[-1]}")
+
+    case = {
+        "id": "c1",
+        "input": "Where is A-1?",
+        "user_turns": ["It was meant for my sister.", "Thanks, bye."],
+        "checks": [{"kind": "contains_all", "field": "text", "facts": ["reply 3 to: Thanks, bye."]},
+                   {"kind": "contains_all", "field": "replies.1", "facts": ["my sister"]}],
+    }  # fmt: skip
+    root = tmp_path / "chat"
+    root.mkdir()
+    (root / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    (root / "suite.toml").write_text('name = "chat"\n[model]\nname = "claude-sonnet-4-6"\nmax_tokens = 64\n')
+    (root / "prompt.md").write_text("Be brief.")
+    server = make_anthropic_server(answer)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "local")
+    run = ek.run(root, "claude", cache_dir=tmp_path / "cache", out=tmp_path / "r", progress=False)
+    assert run.pass_rate()["rate"][0] == 1.0
+    sent = server.requests_to("/v1/messages")
+    assert [len(r.body["messages"]) for r in sent] == [1, 3, 5]  # each reply, then the next scripted turn
+    assert sent[2].body["messages"][3] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "reply 2 to: It was meant for my sister."}],
+    }
+    ek.run(root, "claude", cache_dir=tmp_path / "cache", out=tmp_path / "r2", progress=False)
+    assert (
+        len(server.requests_to("/v1/messages")) == 3
+    )  # the rerun replays the whole conversation from the cache
+    bad = {**case, "id": "c2", "user_turns": ["fine", ""]}
+    (root / "cases.jsonl").write_text(json.dumps(bad) + "\n")
+    with pytest.raises(SuiteValidationError, match=r"user_turns\[1\]"):
+        load_suite(root)
