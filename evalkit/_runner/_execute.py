@@ -12,7 +12,7 @@ from evalkit._cache import MESSAGES_ENDPOINT, cache_key
 from evalkit._hashing import output_hash
 from evalkit._results import CaseResult, CheckResult, case_status, error_kind
 from evalkit._runner._context import Raised, RunContext
-from evalkit._systems import ClaudeSystem, PythonSystem, ToolBackend, run_python_system, tool_output
+from evalkit._systems import ClaudeSystem, PythonSystem, backend_for, run_python_system, tool_output
 from evalkit.errors import clip
 from evalkit.graders import CheckOutcome, JudgeGrade, grade_case
 from evalkit.suite import Case
@@ -109,7 +109,7 @@ def _run_python(ctx: RunContext, system: PythonSystem, case: Case, repeat: int) 
             raise output.exc
         return output, latency
     started = time.perf_counter()
-    output = run_python_system(system, case)
+    output = run_python_system(system, case, ctx.suite)
     return output, time.perf_counter() - started
 
 
@@ -160,7 +160,7 @@ def _tool_loop(
     turns) and every call; the call result adds up the turns' tokens, cost and time."""
     from evalkit._client import CallResult
 
-    backend = ToolBackend(case)
+    backend = backend_for(case, ctx.suite)
     request = system.build_request(case.input)
     scripted = list(case.user_turns)
     results: list[Any] = []
@@ -253,7 +253,7 @@ def prefill_output(ctx: RunContext, case: Case, repeat: int) -> tuple[bool, Any]
     if isinstance(system, PythonSystem):
         started = time.perf_counter()
         try:
-            output = run_python_system(system, case)
+            output = run_python_system(system, case, ctx.suite)
         # execute_case records what it raised as the case's error, without running it again
         except (Exception, SystemExit) as exc:
             ctx.prefilled[(case.id, repeat)] = (Raised(exc), time.perf_counter() - started)

@@ -18,5 +18,6 @@ if INTERNAL:
     from evalkit.graders._base import get_field, is_missing
     from evalkit.graders._grade import NOT_JUDGED, JudgeFn
     from evalkit.graders._tools import tool_calls
+    from evalkit.graders._worker import CAN_FORK, call_user_check
 
 __getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -234,6 +234,11 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
     if tools_rel:
         tools, found = load_tools_file(base / tools_rel)
         problems.extend(found)
+    tool_module = None
+    if tools is not None and root is not None and (base / "tools.py").exists():
+        tool_module, tools_error = _import_checks(base / "tools.py", config.check_timeout_s)
+        if tools_error:
+            problems.append(Problem(str(base / "tools.py"), None, "(import)", tools_error, "fix the file"))
     user = None
     user_error = None
     checks_rel = config.checks or (
@@ -266,6 +271,7 @@ def validate_suite(path: str | Path) -> tuple[Suite | None, list[Problem]]:
         user=user,
         lines=lines,
         tools=tools,
+        tool_module=tool_module,
     )
     problems.extend(_cross_check(suite, lines, shown, user_error))
     problems.extend(_tool_names(suite, lines, shown, tools_rel))

@@ -31,6 +31,14 @@ class Suite:
     warnings: list[Problem] = field(default_factory=list)
     tools: list[dict[str, Any]] | None = None
     """The tools the claude system offers (tools.json), or None."""
+    tool_module: UserModule | None = None
+    """The suite's tools.py: functions named like tools answer calls the cases' recorded results do not."""
+
+    def tool_functions(self) -> dict[str, Any]:
+        """tools.py's function for each declared tool it defines."""
+        module = self.tool_module.module if self.tool_module is not None else None
+        names = [t["name"] for t in self.tools or []]
+        return {n: getattr(module, n) for n in names if callable(getattr(module, n, None))}
 
     @property
     def name(self) -> str:

@@ -244,3 +244,41 @@ def test_scripted_user_turns_are_sent_after_each_reply_and_the_conversation_is_g
     (root / "cases.jsonl").write_text(json.dumps(bad) + "\n")
     with pytest.raises(SuiteValidationError, match=r"user_turns\[1\]"):
         load_suite(root)
+
+
+def test_tools_py_answers_what_the_case_does_not_record_within_the_time_limit(
+    tmp_path: Path, make_anthropic_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [_case(1, "A-1"), _case(2, "SLOW")]
+    for case in cases:
+        case["tool_results"] = [r for r in case["tool_results"] if r["tool"] != "lookup_order"]
+    root = _suite(tmp_path / "shop", cases)
+    (root / "suite.toml").write_text(
+        'name = "shop"\ncheck_timeout_s = 1\n[model]\nname = "claude-sonnet-4-6"\nmax_tokens = 64\n'
+    )
+    (root / "tools.py").write_text(
+        "import time\n\n"
+        "def lookup_order(arguments, case):\n"
+        "    if arguments['order_id'] == 'SLOW':\n"
+        "        time.sleep(30)\n"
+        "    return {'status': 'delivered', 'total': 40}\n"
+    )
+    server = make_anthropic_server(agent(40))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "local")
+    run = ek.run(root, "claude", cache_dir=tmp_path / "cache", out=tmp_path / "r", progress=False)
+    verdicts = {r["case_id"]: r["status"] for r in run.verdicts().iter_rows(named=True)}
+    assert verdicts == {"t1": "pass", "t2": "error"}
+    (error,) = run.checks().filter(run.checks()["case_id"] == "t2").unique("case_id")["case_error"].to_list()
+    assert "tools.py lookup_order" in error and "timed out after 1" in error
+    (root / "tools.py").write_text(
+        "def lookup_order(arguments, case):\n    raise RuntimeError('backend down')\n"
+    )
+    broken = ek.run(root, predict_with_tools, out=tmp_path / "p", progress=False)
+    assert broken.errored_cases == 2 and "backend down" in broken.checks()["case_error"][0]
+
+
+def predict_with_tools(input: str, tools: Any) -> str:
+    order = input.split()[-1]
+    tools("lookup_order", {"order_id": order})
+    return "done"
