@@ -18,6 +18,7 @@ from evalkit._report._failures import Failure
 from evalkit._report._filter_js import FILTER_JS
 from evalkit._report._format import ci_pts, is_nan, money, pct, pts, pval, secs
 from evalkit._report._text import left_out, mde_sentence, ordered_flips
+from evalkit._report._transcript import is_transcript, show_transcript
 from evalkit._version import __version__
 
 MAX_FLIPPED_HTML = 200
@@ -63,9 +64,12 @@ def _clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
 
 
 def _show(value: Any) -> str:
-    """A value as readable text: strings as they are, anything else as indented JSON."""
+    """A value as readable text: strings as they are, a tool-using system's transcript as its reply and calls,
+    anything else as indented JSON."""
     if isinstance(value, str):
         return value
+    if is_transcript(value):
+        return show_transcript(value)
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 

@@ -115,5 +115,6 @@ def grade_max_tool_calls(check: MaxToolCallsCheck, value: Any, case: Case, ctx: 
     if calls is None:
         return _verdict(False, _NO_CALLS)
     counted = [n for n, _ in calls if check.tool is None or n == check.tool]
-    what = f"calls to {check.tool}" if check.tool else "tool calls"
+    noun = "call" if len(counted) == 1 else "calls"
+    what = f"{noun} to {check.tool}" if check.tool else f"tool {noun}"
     return _verdict(len(counted) <= check.limit, f"{len(counted)} {what}; at most {check.limit} allowed")

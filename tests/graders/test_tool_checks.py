@@ -39,7 +39,7 @@ def _grade(check: dict[str, Any], output: Any) -> tuple[bool | None, str]:
         ({"kind": "tool_sequence", "tools": ["lookup_order", "issue_refund"]}, [REFUND, LOOKUP], False, "not in order"),
         ({"kind": "tool_sequence", "tools": ["lookup_order", "issue_refund"], "strict": True}, [LOOKUP, {"name": "log"}, REFUND], False, "not exactly"),
         ({"kind": "max_tool_calls", "limit": 1}, [LOOKUP, LOOKUP], False, "2 tool calls; at most 1"),
-        ({"kind": "max_tool_calls", "limit": 1, "tool": "issue_refund"}, [LOOKUP, LOOKUP, REFUND], True, "1 calls to issue_refund"),
+        ({"kind": "max_tool_calls", "limit": 1, "tool": "issue_refund"}, [LOOKUP, LOOKUP, REFUND], True, "1 call to issue_refund"),
     ],
 )  # fmt: skip
 def test_each_tool_check_on_a_transcript(

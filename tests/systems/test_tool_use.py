@@ -282,3 +282,10 @@ def predict_with_tools(input: str, tools: Any) -> str:
     order = input.split()[-1]
     tools("lookup_order", {"order_id": order})
     return "done"
+
+
+def test_the_report_shows_each_transcript_as_its_reply_and_calls(tmp_path: Path) -> None:
+    run = ek.run(ROOT / "goldens" / "order-support", "baseline", out=tmp_path / "r", progress=False)
+    page = run.report(baseline=None).html
+    assert "reply: Your refund is on its way" in page
+    assert "1. lookup_order(order_id=&quot;A-1003&quot;)" in page and "-&gt; {&quot;refund_id&quot;" in page
