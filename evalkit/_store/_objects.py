@@ -225,6 +225,21 @@ class Bucket:
             raise storage_error(exc, self._at(prefix), "list") from None
         return sorted(found)
 
+    def usage(self, prefix: str) -> tuple[int, int]:
+        """How many objects are under `prefix`, and their bytes."""
+        import obstore
+
+        count = size = 0
+        try:
+            for batch in obstore.list(
+                _store(self.where.bucket), prefix=prefix.rstrip("/") + "/" if prefix else None
+            ):
+                count += len(batch)
+                size += sum(int(meta.get("size") or 0) for meta in batch)
+        except Exception as exc:
+            raise storage_error(exc, self._at(prefix), "list") from None
+        return count, size
+
     def folders(self, prefix: str) -> list[str]:
         """The keys of the folders directly under `prefix`."""
         import obstore

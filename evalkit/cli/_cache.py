@@ -63,6 +63,10 @@ def _listing(lines: Sequence[str], err: bool = False, limit: int = 20) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalkit._store import is_url
+
+    if args.cache_dir and is_url(args.cache_dir):
+        return _on_store(args)
     directory = Path(args.cache_dir) if args.cache_dir else None
     if args.action == "stats":
         return _stats(directory)
@@ -70,6 +74,26 @@ def run(args: argparse.Namespace) -> int:
         print("evalkit cache prune: give --older-than DAYS", file=sys.stderr)
         return EXIT_USAGE
     return _prune(directory, older_than=args.older_than, dry_run=args.dry_run)
+
+
+def _on_store(args: argparse.Namespace) -> int:
+    """A cache on a store: stats counts its objects, then summarises this machine's local layer; prune is refused
+    (a bucket's lifecycle rules expire objects without listing them all)."""
+    from evalkit._store import Bucket, parse_url
+
+    where = parse_url(args.cache_dir)
+    if args.action == "prune":
+        print(
+            f"evalkit cache prune: {where.url} is a store; expire old entries there with the bucket's lifecycle "
+            f"rules (e.g. objects under {where.prefix or '/'} older than 90 days), or prune this machine's local "
+            f"layer: evalkit cache prune --cache-dir {where.local} --older-than DAYS",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    count, size = Bucket(where).usage(where.prefix)
+    print(f"cache {where.url} (on the store): {_plural(count, 'object')}, {size / 1e6:.2f} MB")
+    print("this machine's local layer:")
+    return _stats(where.local)
 
 
 def _stats(directory: Path | None) -> int:

@@ -120,3 +120,23 @@ def test_an_entry_changed_on_the_store_is_caught_and_replaced(
     monkeypatch.setenv("EVALKIT_STORE_DIR", str(tmp_path / "d"))
     entry = ResponseCache(url, mode="replay").get(key)
     assert entry is not None and entry.response["content"][0]["text"] == "billing"
+
+
+def test_cache_stats_counts_the_store_and_prune_points_at_lifecycle_rules(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit.cli import main
+
+    url = s3.url("cache")
+    monkeypatch.setenv("EVALKIT_STORE_DIR", str(tmp_path / "a"))
+    for n in range(3):
+        ResponseCache(url).put(
+            cache_key(MESSAGES_ENDPOINT, _request(n)), MESSAGES_ENDPOINT, _request(n), 0, _message("x")
+        )
+    monkeypatch.setenv("EVALKIT_STORE_DIR", str(tmp_path / "b"))  # another machine: nothing local yet
+    assert main(["cache", "stats", "--cache-dir", url]) == 0
+    out = capsys.readouterr().out
+    assert f"cache {url} (on the store): 3 objects" in out and "0 entries" in out
+    assert main(["cache", "prune", "--cache-dir", url, "--older-than", "30"]) == 2
+    assert "lifecycle rules" in capsys.readouterr().err
+    assert len([k for k in s3.keys("cache/") if k.endswith(".json")]) == 3
