@@ -16,7 +16,7 @@ from typing import Any
 
 from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit._client import cost_usd
-from evalkit._systems import ClaudeSystem, PythonSystem, RunnableSystem
+from evalkit._systems import ClaudeSystem, PythonSystem, RunnableSystem, run_python_system
 from evalkit.graders import Grade, GradingContext, Judge, grade_case
 from evalkit.suite import Case, JudgeCheck, JudgeSettings, Suite
 
@@ -150,6 +150,12 @@ def estimate_run(
                 line.input_tokens += tokens
         line.max_output_tokens = line.calls * system.max_tokens
         line.cost_usd = _price(system.model, line.input_tokens, line.max_output_tokens, batch)
+        looped = sum(1 for case in cases if system.tools or case.user_turns)
+        if looped:
+            line.notes.append(
+                f"{looped} case(s) run a tool-use or multi-turn loop: counted as their first turn only; each "
+                f"further turn (up to max_turns = {system.max_turns} per user turn) resends the conversation so far"
+            )
         lines.append(line)
     if judge is not None and any(isinstance(c, JudgeCheck) for case in cases for c in case.checks):
         builder = Judge(client=None, settings=judge)
@@ -177,7 +183,7 @@ def estimate_run(
         for case in cases:
             if isinstance(system, PythonSystem):
                 try:
-                    output = system.fn(case.input)
+                    output = run_python_system(system, case, suite)
                 except Exception:
                     continue
                 # a Python system gives the same output every repeat; the judge is still asked once per repeat

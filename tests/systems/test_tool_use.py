@@ -289,3 +289,13 @@ def test_the_report_shows_each_transcript_as_its_reply_and_calls(tmp_path: Path)
     page = run.report(baseline=None).html
     assert "reply: Your refund is on its way" in page
     assert "1. lookup_order(order_id=&quot;A-1003&quot;)" in page and "-&gt; {&quot;refund_id&quot;" in page
+
+
+def test_the_estimate_says_a_loop_is_counted_as_its_first_turn(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "shop", [_case(1, "A-1")])
+    text = str(ek.estimate(suite, "claude"))
+    assert "1 case(s) run a tool-use or multi-turn loop: counted as their first turn only" in text
+    baseline = ek.estimate(
+        suite, predict_with_tools
+    )  # a Python system taking tools is run as the run runs it
+    assert "no API calls" in str(baseline)
