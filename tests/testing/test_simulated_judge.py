@@ -260,3 +260,22 @@ def test_grounded_and_answering_criteria_are_read_against_the_input() -> None:
     asked = "Answers the question the customer asked"
     assert _met(asked, "The return window for the kettle is 30 days.", ticket)
     assert not _met(asked, "Thanks for shopping with us!", ticket)
+
+
+def test_a_transcript_is_judged_on_its_calls_for_criteria_naming_tools() -> None:
+    import json
+
+    calls = [{"name": "lookup_order", "arguments": {"order_id": "A-1"}, "result": {}},
+             {"name": "issue_refund", "arguments": {"order_id": "A-1", "amount": 5}, "result": {}}]  # fmt: skip
+    transcript = json.dumps({"text": "Refunded.", "tool_calls": calls})
+    rubric = ["Calls lookup_order before issue_refund", "Does not call escalate_ticket", "Calls escalate_ticket",
+              "Calls issue_refund before lookup_order", "Never calls issue_refund"]  # fmt: skip
+    reply = SimulatedJudge().answer(rubric_body(transcript, rubric))
+    assert reply is not None
+    met = [c["met"] for c in reply.data["criteria"]]
+    assert met == [True, True, False, False, False]
+    # not a transcript: words only (the tool's name in the text is enough for word overlap)
+    plain = SimulatedJudge().answer(
+        rubric_body("I called escalate_ticket for you.", ["Calls escalate_ticket"])
+    )
+    assert plain is not None and plain.data["criteria"][0]["met"] is True

@@ -15,6 +15,9 @@ most likely language (by common words of English, German, French, Spanish, Portu
 case input's. A criterion asking for grounding ("supported by the cited chunks", "per the policy given in the
 input") is met when at least ``overlap`` of the candidate's content words are in the case input; "Answers the
 question ..." when at least half of ``overlap`` of the input question's content words are in the candidate. A
+candidate that is a tool-using system's transcript (JSON with ``tool_calls``) is read for criteria naming tools
+(snake_case names): "Calls lookup_order before issue_refund" is met when both are called in that order, "Does not
+call issue_refund" when it is not called, "Calls escalate_ticket" when it is. A
 judge rule (a substring or regex of the candidate, optionally of the criterion) overrides all that. It cannot tell meaning: a paraphrase with other words fails, a negation inside the candidate ("we will not
 refund") still counts its words as present, and tone, politeness or correctness are not judged.
 
@@ -37,6 +40,7 @@ the same request always gets the same verdict, whatever the order or timing of r
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -381,6 +385,7 @@ class SimulatedJudge:
         case_input = _between(text, "case_input") or ""
         have = content_words(candidate)
         have_stems = _stems(have)
+        called = _called_tools(candidate)
         ref_met = (
             reference is not None and _share(_stems(content_words(reference)), have_stems) >= self.overlap
         )
@@ -396,8 +401,11 @@ class SimulatedJudge:
             wanted = content_words(negated.group("rest") if negated else criterion)
             shared = sorted(w for w in have if _stem(w) in _stems(wanted))
             present = _share(_stems(wanted), have_stems) >= self.overlap
+            by_calls = _by_calls(criterion, negated is not None, called)
             if rule is not None:
                 met = rule.met
+            elif by_calls is not None:
+                met = by_calls
             elif _LANGUAGE_CRITERION.search(criterion) and case_input:
                 met = language_of(candidate) == language_of(case_input)
             elif _ANSWERS_QUESTION.search(criterion) and case_input:
@@ -455,6 +463,36 @@ class SimulatedJudge:
         elif position < self.position_bias:
             winner, why = "A", why + "; planted: position bias chose the output shown first"
         return {"winner": winner, "reasoning": _PREFIX + why}
+
+
+_TOOL_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _called_tools(candidate: str) -> list[str] | None:
+    """The names of the tools a transcript candidate called, in order; None when it is not a transcript."""
+    try:
+        data = json.loads(candidate)
+    except ValueError:
+        return None
+    calls = data.get("tool_calls") if isinstance(data, dict) else None
+    if not isinstance(calls, list):
+        return None
+    return [str(c.get("name")) for c in calls if isinstance(c, dict)]
+
+
+def _by_calls(criterion: str, negated: bool, called: list[str] | None) -> bool | None:
+    """A criterion naming tools, judged on the calls (None: it names none, or the candidate is no transcript)."""
+    named = _TOOL_NAME.findall(criterion)
+    if called is None or not named:
+        return None
+    if negated:
+        return not any(n in called for n in named)
+    if len(named) >= 2 and re.search(r"\b(before|then|followed by)\b", criterion):
+        first, second = named[0], named[1]
+        if re.search(r"\bafter\b", criterion) and not re.search(r"\bbefore\b", criterion):
+            first, second = second, first
+        return first in called and second in called and called.index(first) < called.index(second)
+    return all(n in called for n in named)
 
 
 def _evidence(candidate: str, shared: list[str]) -> str:
