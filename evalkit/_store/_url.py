@@ -12,6 +12,7 @@ from evalkit.errors import StorageError
 STORE_DIR_ENV = "EVALKIT_STORE_DIR"
 """Where local copies of stored runs and cache entries are kept (default ``.evalkit/store``)."""
 
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):/")
 _SUPPORTED = (
     "s3://bucket/prefix (S3, MinIO, R2, or GCS through its S3 API, with AWS_ENDPOINT_URL), or a local folder"
@@ -76,6 +77,11 @@ def parse_url(value: str | os.PathLike[str]) -> Location:
     prefix = re.sub(r"/+", "/", prefix).strip("/")
     if not bucket:
         raise StorageError(f"{text}: no bucket named; write s3://<bucket>/<prefix>, e.g. s3://evals/runs")
+    if not _BUCKET.match(bucket) or ".." in bucket:
+        raise StorageError(
+            f"{text}: {bucket!r} is not a bucket name; a bucket is 3-63 lower-case letters, digits, dots and "
+            "hyphens, starting and ending with a letter or digit"
+        )
     if any(part in (".", "..") for part in prefix.split("/")):
         raise StorageError(
             f"{text}: '.' and '..' cannot be part of a store URL; write the prefix out in full"
