@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,12 @@ def test_clicking_a_slice_lists_its_failing_cases(page: Any, workspace: Lab) -> 
     assert ": " in heading.first.inner_text()
     screenshot(page, "02_slice_clicked")
     assert cell_count(page) > 0
+    # each check's pass rate by slice: a heatmap whose cells read "87% of 54"
+    label = page.locator(".vega-embed svg text", has_text=re.compile(r"^\d+% of \d+$"))
+    label.first.wait_for(timeout=30_000)
+    assert label.count() >= len({"common", "sarcasm"})  # a cell per slice at least
+    label.first.scroll_into_view_if_needed()
+    screenshot(page, "02_checks_by_slice")
 
 
 def test_clicking_an_ab_slice_lists_both_answers_side_by_side(page: Any, workspace: Lab) -> None:
