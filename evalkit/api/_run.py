@@ -423,7 +423,7 @@ class Run(RunFolder):
 
     def __repr__(self) -> str:
         m = self.manifest
-        return f"Run({str(self.path)!r}: suite {m.suite} {m.suite_version}, system {m.system.get('name')}, {m.status})"
+        return f"Run({self.location!r}: suite {m.suite} {m.suite_version}, system {m.system.get('name')}, {m.status})"
 
     def _repr_html_(self) -> str:
         from evalkit.api._html import summary_card

@@ -317,7 +317,7 @@ def _after(done: Any, args: argparse.Namespace) -> int:
             from evalkit.api import republish
 
             republish(done)  # the report goes with the run
-            print(f"  report: {done.url}/report.html (local copy {html_path})")
+            print(f"  report: {html_path} (published with the run to {done.url})")
         else:
             print(f"  report: {html_path}")
     print()
