@@ -200,3 +200,21 @@ def test_a_run_stopped_for_money_is_published_as_it_stands_and_resumes_from_its_
     # and the baseline is accepted from the URL like from a folder
     assert main(["baseline", "accept", url, "--to", str(tmp_path / "baseline.json")]) == 0
     assert json.loads((tmp_path / "baseline.json").read_text())["run_id"] == done.id
+
+
+def test_the_report_run_writes_is_published_with_the_run(
+    s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _machine(tmp_path, "ci", monkeypatch)
+    assert (
+        main(["run", str(SUITE), "--runs-dir", s3.url("runs"), "-q", "--report", "--show-failures", "0"]) == 0
+    )
+    assert "(published with the run to s3://" in capsys.readouterr().out
+    keys = s3.keys("runs/")
+    assert (
+        len({k.split("/")[2] for k in keys if k.count("/") == 3}) == 1
+    )  # one generation: the first one removed
+    assert any(k.endswith("/report.html") for k in keys)
+    _machine(tmp_path, "reader", monkeypatch)
+    (listed,) = ek.runs(s3.url("runs"))["path"].to_list()
+    assert (ek.load_run(listed).path / "report.html").is_file()
