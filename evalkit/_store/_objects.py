@@ -20,7 +20,7 @@ from evalkit.errors import StorageError
 if TYPE_CHECKING:
     from obstore.store import S3Store
 
-_stores: dict[tuple[int, str], S3Store] = {}
+_stores: dict[tuple[Any, ...], S3Store] = {}
 _started: set[int] = set()
 
 
@@ -44,8 +44,14 @@ def endpoint() -> str:
     return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or "AWS S3"
 
 
+_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_REGION", "AWS_DEFAULT_REGION",
+        "AWS_SESSION_TOKEN", "EVALKIT_STORE_RETRIES")  # fmt: skip
+
+
 def _store(bucket: str) -> S3Store:
-    made = _stores.get((os.getpid(), bucket))
+    # one client per process, bucket and settings: a fork or a changed variable gets a new one
+    key = (os.getpid(), bucket, *(os.environ.get(name) for name in _ENV))
+    made = _stores.get(key)
     if made is not None:
         return made
     from obstore.store import S3Store
@@ -54,7 +60,10 @@ def _store(bucket: str) -> S3Store:
     options: dict[str, Any] = {"connect_timeout": "5s", "timeout": "120s"}
     if url and url.startswith("http://"):
         options["allow_http"] = True  # a local MinIO or test endpoint: the URL itself says plain HTTP
-    retries = int(os.environ.get("EVALKIT_STORE_RETRIES", "3"))
+    raw = os.environ.get("EVALKIT_STORE_RETRIES", "3")
+    if not raw.isdigit():
+        raise StorageError(f"EVALKIT_STORE_RETRIES={raw!r}: give a whole number of retries, e.g. 3")
+    retries = int(raw)
     retry = {
         "max_retries": retries,
         "backoff": {
@@ -66,9 +75,10 @@ def _store(bucket: str) -> S3Store:
     }
     config: dict[str, Any] = {"endpoint": url} if url else {}
     if not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
-        config["region"] = "us-east-1"  # MinIO and moto ignore it; AWS redirects nothing without one
+        # requests are signed for a region: MinIO and moto take any, AWS wants the bucket's (set AWS_REGION)
+        config["region"] = "us-east-1"
     made = S3Store(bucket, config=config, client_options=options, retry_config=retry)  # type: ignore[arg-type]
-    _stores[(os.getpid(), bucket)] = made
+    _stores[key] = made
     _started.add(os.getpid())
     return made
 

@@ -141,3 +141,11 @@ def test_refused_credentials(
     assert "refused the credentials (InvalidAccessKeyId)" in err or "access denied" in err
     err = _fails(["report", read_only.url("runs/x")], capsys, "refused the credentials (InvalidAccessKeyId)")
     _nothing_written(here)
+
+
+def test_a_bad_retry_count(
+    s3: S3, here: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("EVALKIT_STORE_RETRIES", "three")
+    _fails(["run", SUITE, "--runs-dir", s3.url("runs"), "-q"], capsys, "EVALKIT_STORE_RETRIES='three'")
+    _nothing_written(here)
