@@ -105,6 +105,12 @@ def storage_error(exc: BaseException, where: Location, doing: str) -> StorageErr
             f"{head}: bucket {where.bucket!r} does not exist at {endpoint()}. Create it (aws s3 mb "
             f"s3://{where.bucket}) or fix the bucket in the URL"
         )
+    if "PermanentRedirect" in text:
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        return StorageError(
+            f"{head}: the bucket {where.bucket!r} is in another region than the one asked ({region}). Set "
+            "AWS_REGION to the bucket's region"
+        )
     if any(
         s in text for s in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken")
     ):

@@ -41,3 +41,22 @@ def test_the_local_copy_stays_under_the_store_folder(tmp_path: Path, monkeypatch
     monkeypatch.setenv("EVALKIT_STORE_DIR", str(tmp_path / "store"))
     local = parse_url("s3://evals/team/runs/r1").local
     assert local == tmp_path / "store" / "evals" / "team" / "runs" / "r1"
+
+
+@pytest.mark.parametrize(
+    ("said", "says"),
+    [
+        ("Error performing PUT http://169.254.169.254/latest/api/token: 403", "no credentials"),
+        ("<Code>NoSuchBucket</Code>", "does not exist"),
+        ("<Code>PermanentRedirect</Code><Message>The bucket you are attempting to access", "AWS_REGION"),
+        ("<Code>InvalidAccessKeyId</Code>", "refused the credentials (InvalidAccessKeyId)"),
+        ("<Code>AccessDenied</Code>", "access denied"),
+        ("HTTP error: error sending request", "cannot reach the store"),
+        ("something else entirely", "cannot read: something else entirely"),
+    ],
+)
+def test_each_failure_of_the_store_is_said_with_what_to_do(said: str, says: str) -> None:
+    from evalkit._store import storage_error
+
+    error = storage_error(RuntimeError(said), parse_url("s3://evals/runs"), "read")
+    assert str(error).startswith("s3://evals/runs: cannot read") and says in str(error)
