@@ -7,7 +7,6 @@ import threading
 import uuid
 
 from evalkit._store import Bucket, Location
-from evalkit.errors import StorageError
 
 LIST_LIMIT = 20_000
 """Up to this many entries, a cache on a store is listed once instead of asked for each key it lacks."""
@@ -88,6 +87,3 @@ class RemoteEntries:
     def check_readable(self) -> None:
         """List the prefix: a missing bucket, no credentials or no endpoint fail before a run starts."""
         self._bucket.folders(self.where.prefix)
-
-
-__all__ = ["RemoteEntries", "StorageError"]

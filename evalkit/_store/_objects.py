@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalkit._store._url import Location
 from evalkit.errors import StorageError
 
 if TYPE_CHECKING:
     from obstore.store import S3Store
+
+T = TypeVar("T")
 
 _stores: dict[tuple[Any, ...], S3Store] = {}
 _started: set[int] = set()
@@ -155,23 +158,22 @@ class Bucket:
         """The object's bytes and ETag, or None when there is none."""
         import obstore
 
-        try:
+        def read() -> Got:
             result = obstore.get(_store(self.where.bucket), key)
-            data = bytes(result.bytes())
-        except FileNotFoundError as exc:
-            if "NoSuchBucket" in _message(exc):
-                raise storage_error(exc, self._at(key), "read") from None
-            return None
-        except Exception as exc:
-            raise storage_error(exc, self._at(key), "read") from None
-        return Got(data, result.meta.get("e_tag"))
+            return Got(bytes(result.bytes()), result.meta.get("e_tag"))
+
+        return self._read(key, read)
 
     def head(self, key: str) -> str | None:
-        """The object's ETag, or None when there is none."""
+        """The object's ETag ("" when the store gives none), or None when there is none."""
         import obstore
 
+        return self._read(key, lambda: obstore.head(_store(self.where.bucket), key).get("e_tag") or "")
+
+    def _read(self, key: str, read: Callable[[], T]) -> T | None:
+        """What `read` gives, None for a missing object; a missing bucket or any other failure a StorageError."""
         try:
-            return obstore.head(_store(self.where.bucket), key).get("e_tag") or ""
+            return read()
         except FileNotFoundError as exc:
             if "NoSuchBucket" in _message(exc):
                 raise storage_error(exc, self._at(key), "read") from None

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 @dataclass
@@ -28,3 +31,12 @@ class S3:
     def keys(self, prefix: str = "") -> list[str]:
         listed = self.client().list_objects_v2(Bucket=self.bucket, Prefix=prefix)
         return sorted(o["Key"] for o in listed.get("Contents", []))
+
+
+def machine(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Work as another machine would, in `folder`: its own working folder, local store copies and response cache."""
+    folder.mkdir(parents=True, exist_ok=True)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("EVALKIT_STORE_DIR", str(folder / ".evalkit" / "store"))
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(folder / ".evalkit" / "cache"))
+    return folder

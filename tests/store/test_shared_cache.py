@@ -11,17 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_helpers import S3
+from store_helpers import S3, machine
 
 import evalkit as ek
 from evalkit._cache import MESSAGES_ENDPOINT, ResponseCache, cache_key
 from evalkit.errors import CorruptCacheEntryWarning, EditedCacheEntry
-
-
-def _on(machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    machine.mkdir(parents=True, exist_ok=True)
-    monkeypatch.chdir(machine)
-    monkeypatch.setenv("EVALKIT_STORE_DIR", str(machine / "store"))
 
 
 def test_machine_b_replays_machine_a_calls_from_the_shared_cache_and_pays_nothing(
@@ -33,20 +27,22 @@ def test_machine_b_replays_machine_a_calls_from_the_shared_cache_and_pays_nothin
 ) -> None:
     suite = make_suite(30)
     cache = s3.url("team/cache")
-    _on(tmp_path / "a", monkeypatch)
+    machine(tmp_path / "a", monkeypatch)
     a = ek.run(suite, "claude", cache_dir=cache, out=tmp_path / "a" / "run", progress=False)
     paid = len(anthropic_env.requests_to("/v1/messages"))
     assert paid == 30 and len([k for k in s3.keys("team/cache/") if k.endswith(".json")]) == 30
     assert a.manifest.cache["directory"] == cache
-    _on(tmp_path / "b", monkeypatch)  # another machine: an empty local layer
+    machine(tmp_path / "b", monkeypatch)  # another machine: an empty local layer
     b = ek.run(suite, "claude", cache_dir=cache, out=tmp_path / "b" / "run", progress=False)
     assert len(anthropic_env.requests_to("/v1/messages")) == paid  # nothing new was sent
     assert "spent $0.0000 (the cache saved" in b.summary() and "cache hits 30/30" in b.summary()
     assert "cache hits 0/30" in a.summary()
     assert b.verdicts().select("case_id", "status").equals(a.verdicts().select("case_id", "status"))
-    assert (tmp_path / "b" / "store" / s3.bucket / "team" / "cache").is_dir()  # read through the local layer
+    assert (
+        tmp_path / "b" / ".evalkit" / "store" / s3.bucket / "team" / "cache"
+    ).is_dir()  # read through the local layer
     # replay (CI with no key): the store is the cache, and a miss names it
-    _on(tmp_path / "c", monkeypatch)
+    machine(tmp_path / "c", monkeypatch)
     c = ek.run(suite, "claude", cache="replay", cache_dir=cache, out=tmp_path / "c" / "run", progress=False)
     assert c.status == "complete" and len(anthropic_env.requests_to("/v1/messages")) == paid
 

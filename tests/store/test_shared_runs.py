@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from store_helpers import S3
+from store_helpers import S3, machine
 
 import evalkit as ek
 from evalkit._store import parse_url, publish_run, pull_run
@@ -25,16 +25,6 @@ SUITE = ROOT / "goldens" / "support-triage"
 BASELINE = SUITE / "baseline.json"
 
 
-def _machine(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working folder with a local store copy and a response cache of its own, as a CI job has."""
-    folder = tmp_path / name
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("EVALKIT_STORE_DIR", str(folder / ".evalkit" / "store"))
-    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(folder / ".evalkit" / "cache"))
-    return folder
-
-
 def _verdicts(run: ek.Run) -> pl.DataFrame:
     return run.verdicts().select("case_id", "repeat", "status").sort("case_id", "repeat")
 
@@ -44,15 +34,15 @@ def test_three_shards_from_three_folders_merge_on_the_store_and_gate_like_the_wh
 ) -> None:
     whole = ek.run(SUITE, "baseline", out=tmp_path / "whole", progress=False)
     for i in (1, 2, 3):
-        _machine(tmp_path, f"job{i}", monkeypatch)
+        machine(tmp_path / f"job{i}", monkeypatch)
         assert main(["run", str(SUITE), "--shard", f"{i}/3", "--out", s3.url(f"pr-7/shard-{i}"), "-q"]) == 0
     out = capsys.readouterr().out
     assert f"run saved to {s3.url('pr-7/shard-3')}" in out
-    _machine(tmp_path, "gate-job", monkeypatch)  # merges from the store alone: none of the shards' folders
+    machine(tmp_path / "gate-job", monkeypatch)  # merges from the store alone: none of the shards' folders
     parts = [s3.url(f"pr-7/shard-{i}") for i in (1, 2, 3)]
     assert main(["merge", *parts, "--out", s3.url("pr-7/merged")]) == 0
     capsys.readouterr()
-    _machine(tmp_path, "reader", monkeypatch)
+    machine(tmp_path / "reader", monkeypatch)
     merged = ek.load_run(s3.url("pr-7/merged"))
     assert merged.url == s3.url("pr-7/merged") and merged.manifest.cases == 159
     assert _verdicts(merged).equals(_verdicts(whole))
@@ -74,7 +64,7 @@ def test_a_store_run_killed_part_way_resumes_from_its_url_and_no_case_runs_twice
 ) -> None:
     suite = make_suite(24)
     url = s3.url("runs/nightly")
-    _machine(tmp_path, "ci", monkeypatch)
+    machine(tmp_path / "ci", monkeypatch)
     env = {**os.environ, "EVALKIT_FAILPOINT": "case:journalled@10"}
     command = [sys.executable, "-m", "evalkit.cli", "run", str(suite), "--system", "claude", "--out", url]
     killed = subprocess.run([*command, "-q", "--concurrency", "1"], env=env, capture_output=True, text=True)
@@ -95,7 +85,7 @@ def test_a_store_run_killed_part_way_resumes_from_its_url_and_no_case_runs_twice
     again = {c for c in calls if calls.count(c) > 1}
     # a case journalled before the kill is never sent again; only the one call in flight at the kill can be
     assert not again & {f"case {c}" for c in journalled} and len(again) <= 1 and set(calls) == set(asked)
-    _machine(tmp_path, "reader", monkeypatch)
+    machine(tmp_path / "reader", monkeypatch)
     run = ek.load_run(url)
     assert run.status == "complete" and run.verdicts().height == 24
 
@@ -104,7 +94,7 @@ def test_a_publish_killed_part_way_leaves_readers_the_version_before(
     s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = s3.url("runs/r1")
-    _machine(tmp_path, "ci", monkeypatch)
+    machine(tmp_path / "ci", monkeypatch)
     first = ek.run(SUITE, "baseline", out=url, progress=False)
     before = s3.keys("runs/r1/")
     # the run is published again with its report (evalkit run --report does this); killed mid-publish
@@ -135,7 +125,7 @@ def test_a_second_writer_of_one_run_is_refused_and_leaves_nothing(
     s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = s3.url("runs/same-name")
-    _machine(tmp_path, "a", monkeypatch)
+    machine(tmp_path / "a", monkeypatch)
     a = ek.run(SUITE, "baseline", out=tmp_path / "a-run", progress=False)
     b = ek.run(SUITE, "baseline", out=tmp_path / "b-run", progress=False)
     publish_run(a.path, parse_url(url))
@@ -162,9 +152,9 @@ def _label_swap(ticket: dict[str, Any]) -> str:
 def test_history_is_read_from_the_bucket(s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = s3.url("nightly/runs")
     for i in range(3):
-        _machine(tmp_path, f"night{i}", monkeypatch)
+        machine(tmp_path / f"night{i}", monkeypatch)
         ek.run(SUITE, "baseline", runs_dir=runs, progress=False)
-    _machine(tmp_path, "laptop", monkeypatch)
+    machine(tmp_path / "laptop", monkeypatch)
     listed = ek.runs(runs)
     assert listed.height == 3 and all(p.startswith(runs + "/") for p in listed["path"])
     history = ek.history(runs, suite="support-triage")
@@ -183,19 +173,19 @@ def test_a_run_stopped_for_money_is_published_as_it_stands_and_resumes_from_its_
 
     suite = make_suite(40)
     url = s3.url("runs/capped")
-    _machine(tmp_path, "ci", monkeypatch)
+    machine(tmp_path / "ci", monkeypatch)
     with pytest.raises(SpendingStopped) as stopped:
         ek.run(suite, "claude", out=url, max_cost=0.002, concurrency=2, progress=False)
     assert f"--resume {url}" in str(stopped.value)  # the command names the store, not this machine's copy
-    _machine(tmp_path, "laptop", monkeypatch)
+    machine(tmp_path / "laptop", monkeypatch)
     seen = ek.load_run(url)
     assert seen.status == "interrupted" and 0 < seen.verdicts().height < 40
-    _machine(tmp_path, "ci-2", monkeypatch)  # finished on another machine, from the store
+    machine(tmp_path / "ci-2", monkeypatch)  # finished on another machine, from the store
     done = ek.resume(url, max_cost=1.0, progress=False)
     assert done.url == url and done.status == "complete" and done.verdicts().height == 40
     calls = [r.body["messages"][-1]["content"] for r in anthropic_env.requests_to("/v1/messages")]
     assert len(calls) == len(set(calls)) == 40  # nothing paid twice across the stop, the move and the resume
-    _machine(tmp_path, "reader", monkeypatch)
+    machine(tmp_path / "reader", monkeypatch)
     assert ek.load_run(url).status == "complete"
     # and the baseline is accepted from the URL like from a folder
     assert main(["baseline", "accept", url, "--to", str(tmp_path / "baseline.json")]) == 0
@@ -205,7 +195,7 @@ def test_a_run_stopped_for_money_is_published_as_it_stands_and_resumes_from_its_
 def test_the_report_run_writes_is_published_with_the_run(
     s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _machine(tmp_path, "ci", monkeypatch)
+    machine(tmp_path / "ci", monkeypatch)
     assert (
         main(["run", str(SUITE), "--runs-dir", s3.url("runs"), "-q", "--report", "--show-failures", "0"]) == 0
     )
@@ -215,6 +205,6 @@ def test_the_report_run_writes_is_published_with_the_run(
         len({k.split("/")[2] for k in keys if k.count("/") == 3}) == 1
     )  # one generation: the first one removed
     assert any(k.endswith("/report.html") for k in keys)
-    _machine(tmp_path, "reader", monkeypatch)
+    machine(tmp_path / "reader", monkeypatch)
     (listed,) = ek.runs(s3.url("runs"))["path"].to_list()
     assert (ek.load_run(listed).path / "report.html").is_file()
