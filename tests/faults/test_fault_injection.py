@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,20 @@ def _number(text: str) -> int:
 
 def _parity(body: dict[str, Any]) -> str:
     return "even" if _number(last_user_text(body)) % 2 == 0 else "odd"
+
+
+def _settled(server: Any, quiet_s: float = 0.3, limit_s: float = 10.0) -> None:
+    """Wait until the server has answered every request it received and no new one came for `quiet_s`: a killed
+    client's last requests may still be in its socket or being answered, and are paid all the same."""
+    deadline = time.monotonic() + limit_s
+    seen, since = len(server.requests), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = len(server.requests)
+        if now != seen or server.in_flight:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
 
 
 def _paid(server: Any) -> Counter[int]:
@@ -96,6 +111,7 @@ def _crash_then_resume(s: dict[str, Any], failpoint: str, *extra: str) -> subpro
     ]
     crashed = _evalkit(*args, *extra, "-q", env={**s["env"], "EVALKIT_FAILPOINT": failpoint}, cwd=s["cwd"])
     cached_at_crash = _cached(s["cache"])
+    _settled(s["server"])  # what the crashed run sent is counted as its own, even if answered after it died
     paid_at_crash = _paid(s["server"])
     done = _evalkit("run", "--resume", str(s["out"]), "-q", env=s["env"], cwd=s["cwd"])
     assert done.returncode == 0, f"{failpoint}: the resume failed\n{done.stdout}\n{done.stderr}"
